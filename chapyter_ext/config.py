@@ -1,0 +1,84 @@
+"""Settings shared by the kernel side (``%%ai``) and the server side (chat).
+
+One ``Configurable`` so that ``c.Chapyter.model = ...`` means the same thing in
+``ipython_config.py``, ``jupyter_server_config.py`` and ``%config Chapyter.model``.
+Defaults come from the environment, read when the settings object is made.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+from traitlets import Bool, Dict, Float, Int, Unicode, default
+from traitlets.config import Configurable
+
+DEFAULT_MODEL = "gpt-4o-mini"
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class Chapyter(Configurable):
+    """How chapyter-ext reaches an OpenAI-compatible model and what it sends."""
+
+    model = Unicode(
+        config=True,
+        help="Model name sent to the endpoint (env CHAPYTER_MODEL; default gpt-4o-mini).",
+    )
+    base_url = Unicode(
+        config=True,
+        help="Base URL of the OpenAI-compatible API, e.g. http://localhost:11434/v1 for Ollama "
+        "(env OPENAI_BASE_URL; empty means OpenAI's own).",
+    )
+    api_key = Unicode(
+        config=True,
+        help="API key sent as a bearer token (env OPENAI_API_KEY). Never printed, logged or sent "
+        "to the browser. Local servers usually accept any value.",
+    )
+    temperature = Float(0.2, config=True, help="Sampling temperature.")
+    max_tokens = Int(2048, config=True, help="Upper bound on the tokens of one answer.")
+    timeout = Float(60.0, config=True, help="Seconds to wait for the endpoint before giving up.")
+    max_retries = Int(
+        2,
+        config=True,
+        help="Retries after a 429, a 5xx or a dropped connection (honouring Retry-After).",
+    )
+    extra_headers = Dict(
+        key_trait=Unicode(),
+        value_trait=Unicode(),
+        config=True,
+        help="Extra HTTP headers for every request (e.g. OpenRouter's HTTP-Referer). Values are "
+        "treated as secrets: never printed.",
+    )
+    context_budget = Int(
+        6000,
+        config=True,
+        help="Characters of kernel context (variables, recent cells, last error) sent with a request.",
+    )
+    send_context = Bool(
+        True,
+        config=True,
+        help="Send a summary of the kernel's variables, recent cells and last error with each request.",
+    )
+
+    @default("model")
+    def _default_model(self) -> str:
+        return os.environ.get("CHAPYTER_MODEL") or DEFAULT_MODEL
+
+    @default("base_url")
+    def _default_base_url(self) -> str:
+        return os.environ.get("OPENAI_BASE_URL", "")
+
+    @default("api_key")
+    def _default_api_key(self) -> str:
+        return os.environ.get("OPENAI_API_KEY", "")
+
+    @property
+    def effective_base_url(self) -> str:
+        """The base URL requests go to, with OpenAI's own as the fallback."""
+        return (self.base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+
+    @property
+    def endpoint_host(self) -> str:
+        """Host (and port) of the endpoint: safe to show, unlike the URL's userinfo or the key."""
+        parts = urlsplit(self.effective_base_url)
+        return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else "?"

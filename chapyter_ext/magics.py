@@ -1,0 +1,286 @@
+"""``%%ai`` and ``%ai``: thin IPython magics over llm, context and prompts."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from . import __version__
+from .config import Chapyter
+from .provenance import METADATA_KEY, generated_metadata
+
+#: MIME type of the live progress shown in the prompt cell while the model answers. The
+#: JupyterLab frontend reads it to stream the code into the generated cell as it arrives.
+PROGRESS_MIME = "application/vnd.chapyter-ext.progress+json"
+
+_PROGRESS_INTERVAL = 0.1  # seconds between display updates: smooth, without flooding iopub
+
+
+class ChapyterError(Exception):
+    """A failure shown to the user as one line, without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython calls this instead of formatting a traceback: the user sees one clear line.
+        return [f"\x1b[31mchapyter-ext:\x1b[0m {self}"]
+
+
+class _Progress:
+    """Shows the answer arriving: a live display in a kernel, plain text in a terminal."""
+
+    def __init__(self, shell, model: str):
+        self._model = model
+        self._text: list[str] = []
+        self._chars = 0
+        self._started = time.perf_counter()
+        self._last_update = 0.0
+        self._in_kernel = getattr(shell, "kernel", None) is not None
+        self._handle = None
+        if self._in_kernel:
+            from IPython.display import display
+
+            self._handle = display(self._bundle("waiting"), raw=True, display_id=True)
+
+    def _bundle(self, state: str, note: str = "") -> dict:
+        answer = "".join(self._text)
+        elapsed = time.perf_counter() - self._started
+        if state == "waiting":
+            line = f"⏳ Asking {self._model}…"
+        elif state == "streaming":
+            line = f"⏳ {self._model} is writing… {self._chars} characters, {elapsed:.1f} s"
+        else:
+            line = note
+        plain = line if state != "streaming" else f"{line}\n{_tail(answer)}"
+        return {
+            "text/plain": plain,
+            PROGRESS_MIME: {"state": state, "text": answer, "model": self._model},
+        }
+
+    def token(self, piece: str) -> None:
+        """Called for every streamed piece of the answer."""
+        self._text.append(piece)
+        self._chars += len(piece)
+        if not self._in_kernel:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+            return
+        now = time.perf_counter()
+        if now - self._last_update >= _PROGRESS_INTERVAL:
+            self._last_update = now
+            self._handle.update(self._bundle("streaming"), raw=True)
+
+    def finish(self, note: str, state: str = "done") -> None:
+        """Replace the live view with one line (``state`` is "done" or "failed")."""
+        if not self._in_kernel:
+            if self._text:
+                sys.stdout.write("\n")
+            if state == "done":
+                print(note)
+            return
+        bundle = self._bundle(state, note)
+        if state == "failed":
+            # The error itself is shown once, by ChapyterError; keep only the partial answer.
+            bundle["text/plain"] = ""
+        self._handle.update(bundle, raw=True)
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    parts = text.splitlines()
+    return "\n".join(parts[-lines:])
+
+
+@magics_class
+class AIMagics(Magics):
+    """Natural language to code, in this kernel."""
+
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.settings = Chapyter(parent=shell)
+        # Listed in shell.configurables so that `%config Chapyter.model = "..."` reaches it.
+        shell.configurables.append(self.settings)
+
+    @magic_arguments()
+    @argument("-m", "--model", help="Model to ask for this request (default: Chapyter.model).")
+    @argument(
+        "--no-run",
+        action="store_true",
+        help="Insert the generated code below without running it, for review.",
+    )
+    @argument(
+        "--no-context",
+        action="store_true",
+        help="Send only the request: no variables, recent cells or last error.",
+    )
+    @argument(
+        "--regenerate",
+        action="store_true",
+        help="Ask the model again even when the cell below is up to date (JupyterLab's Run All).",
+    )
+    @cell_magic
+    def ai(self, line: str, cell: str):
+        """Turn a request in plain language into code in a new cell below, and run it.
+
+        Usage::
+
+            %%ai [--model NAME] [--no-run] [--no-context] [--regenerate]
+            plot the monthly revenue in df as a bar chart
+
+        The request goes to the configured OpenAI-compatible endpoint together with a short,
+        redacted summary of this kernel (variables, DataFrame columns, recent cells, the last
+        error). The code of the answer lands in a new cell directly below this one; in
+        JupyterLab it runs there at once, linked to this cell, and running this cell again
+        replaces it. Settings: ``%ai status``, ``%config Chapyter``.
+        """
+        args = parse_argstring(self.ai, line)
+        request = cell.strip()
+        if not request:
+            raise ChapyterError("The request is empty: write what you want below the %%ai line.")
+        return self._generate(request, args)
+
+    def _generate(self, request: str, args) -> None:
+        from .context import kernel_context
+        from .llm import Endpoint, LLMError, complete
+        from .prompts import (
+            CodeSyntaxError,
+            NoCodeError,
+            build_messages,
+            check_syntax,
+            extract_code,
+            request_sha256,
+        )
+
+        settings = self.settings
+        endpoint = Endpoint.from_settings(settings, model=args.model)
+        context = None
+        if settings.send_context and not args.no_context:
+            context = kernel_context(self.shell, budget=settings.context_budget)
+        messages = build_messages(request, context)
+
+        progress = _Progress(self.shell, endpoint.model)
+        try:
+            completion = complete(endpoint, messages, on_token=progress.token)
+            code = extract_code(completion.text)
+            check_syntax(code)
+        except (LLMError, NoCodeError, CodeSyntaxError) as err:
+            progress.finish(str(err), state="failed")
+            raise ChapyterError(str(err)) from None
+        except KeyboardInterrupt:
+            progress.finish("Interrupted: nothing was inserted.", state="failed")
+            raise ChapyterError("Interrupted: nothing was inserted.") from None
+
+        run = not args.no_run
+        n_lines = code.count("\n") + 1
+        where = "below" if self._in_kernel else "at the next prompt"
+        verb = "inserted " + where + (" and run" if run and self._in_kernel else "")
+        progress.finish(
+            f"✓ {n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
+            f"in {completion.elapsed:.1f} s, {verb}."
+        )
+        metadata = generated_metadata(
+            prompt_sha256=request_sha256(request),
+            model=completion.model,
+            endpoint_host=endpoint.host,
+            temperature=endpoint.temperature,
+            max_tokens=endpoint.max_tokens,
+            context_chars=len(context or ""),
+            attempts=completion.attempts,
+            code=code,
+        )
+        self._deliver(code, metadata, run=run)
+
+    @property
+    def _in_kernel(self) -> bool:
+        return getattr(self.shell, "kernel", None) is not None
+
+    def _deliver(self, code: str, metadata: dict, *, run: bool) -> None:
+        """Put the code in a new cell below, the portable way: IPython's set_next_input payload.
+
+        Every Jupyter frontend inserts the text as a new cell below; chapyter-ext's JupyterLab
+        extension reads the extra ``chapyter`` entry instead, to link the cells and run the code.
+        """
+        if not self._in_kernel:
+            self.shell.set_next_input(code)
+            return
+        self.shell.payload_manager.write_payload(
+            {
+                "source": "set_next_input",
+                "text": code,
+                "replace": False,
+                METADATA_KEY: {"metadata": metadata, "run": run},
+            }
+        )
+
+    @line_magic("ai")
+    def ai_line(self, line: str):
+        """Inspect chapyter-ext's settings and endpoint.
+
+        Usage::
+
+            %ai status     endpoint host, model, whether a key is set (never the key)
+            %ai models     the models the endpoint offers (GET /v1/models)
+            %ai help       this text
+
+        Write requests with the cell magic ``%%ai`` (see ``%%ai?``).
+        """
+        command = line.strip().split()
+        name = command[0] if command else "help"
+        if name == "status":
+            print(self._status())
+        elif name == "models":
+            print(self._models())
+        elif name == "help":
+            print(self.ai_line.__doc__)
+        else:
+            raise ChapyterError(
+                f"Unknown command {name!r}: use %ai status, %ai models or %ai help; "
+                "requests go in a %%ai cell."
+            )
+
+    def _status(self) -> str:
+        s = self.settings
+        key = "set" if s.api_key else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
+        context = f"on, budget {s.context_budget} characters" if s.send_context else "off"
+        return "\n".join(
+            [
+                f"chapyter-ext {__version__}",
+                f"endpoint: {s.endpoint_host}",
+                f"model:    {s.model}",
+                f"api key:  {key}",
+                f"context:  {context}",
+            ]
+        )
+
+    def _models(self) -> str:
+        from .llm import Endpoint, LLMError, list_models
+
+        try:
+            models = list_models(Endpoint.from_settings(self.settings))
+        except LLMError as err:
+            raise ChapyterError(str(err)) from None
+        if not models:
+            return f"{self.settings.endpoint_host} lists no models."
+        current = self.settings.model
+        return "\n".join(f"{'*' if m == current else ' '} {m}" for m in sorted(models))
+
+
+def load_ipython_extension(ipython) -> None:
+    """Register the magics on ``ipython``; loading twice is harmless."""
+    if getattr(ipython, "_chapyter_magics", None) is not None:
+        return
+    magics = AIMagics(ipython)
+    ipython.register_magics(magics)
+    ipython._chapyter_magics = magics
+
+
+def unload_ipython_extension(ipython) -> None:
+    """Forget the settings object registered by :func:`load_ipython_extension`."""
+    magics = getattr(ipython, "_chapyter_magics", None)
+    if magics is None:
+        return
+    if magics.settings in ipython.configurables:
+        ipython.configurables.remove(magics.settings)
+    for kind in ("cell", "line"):
+        ipython.magics_manager.magics[kind].pop("ai", None)
+    ipython._chapyter_magics = None

@@ -1,0 +1,1 @@
+"""Test helpers shipped with chapyter-ext: a loopback OpenAI-compatible server."""

@@ -1,0 +1,631 @@
+"""A loopback OpenAI-compatible server for tests, benchmarks and browser tests.
+
+Real HTTP on a local port (stdlib only), served from a background thread, with scripted answers:
+
+    with FakeOpenAIServer() as server:
+        server.script("first answer", Reply(status=429, headers={"Retry-After": "0"}))
+        server.route("plot", "```python\\nplt.plot(x)\\n```")
+        ...  # point the client at server.base_url
+        server.requests[-1].body["messages"]
+
+A reply is chosen per chat completion: the first route whose ``when`` occurs in the last user
+message, else the next scripted reply, else ``default_reply``. ``/_control/*`` endpoints do the
+same from another process (``python -m chapyter_ext.testing.openai_server``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http
+import itertools
+import json
+import logging
+import os
+import select
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field, fields
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["DEFAULT_CONTENT", "FakeOpenAIServer", "RecordedRequest", "Reply", "main"]
+
+log = logging.getLogger(__name__)
+
+#: What the server answers when nothing was scripted: a short fenced Python block.
+DEFAULT_CONTENT = '```python\nprint("hello from the fake model")\n```'
+
+_ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+}
+
+
+@dataclass
+class Reply:
+    """One scripted answer, and how to deliver it (or fail to)."""
+
+    content: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Message of OpenAI's error JSON, sent when ``status`` is not 200.
+    error: str | None = None
+    #: Characters per SSE chunk when the client streams.
+    chunk_size: int = 16
+    #: Seconds between SSE chunks.
+    chunk_delay: float = 0.0
+    #: Seconds before answering at all (for client timeouts).
+    delay: float = 0.0
+    #: Close the socket after this many content chunks: a stream cut mid-way.
+    cut_after: int | None = None
+    #: Sent verbatim with ``status`` and ``application/json`` (invalid JSON tests), streaming or
+    #: not; a ``Content-Type`` in ``headers`` overrides the type (e.g. a proxy's HTML page).
+    raw_body: str | None = None
+    #: Close the connection without any response.
+    drop: bool = False
+    #: ``error.code`` of the error JSON (e.g. ``insufficient_quota``); derived from status if None.
+    error_code: str | None = None
+
+    @classmethod
+    def coerce(cls, value: Reply | str | dict[str, Any]) -> Reply:
+        """A Reply from a Reply, a plain string (the content) or a dict of fields (JSON)."""
+        if isinstance(value, Reply):
+            return value
+        if isinstance(value, str):
+            return cls(content=value)
+        if isinstance(value, dict):
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(value) - known)
+            if unknown:
+                raise ValueError(f"unknown Reply fields: {', '.join(unknown)}")
+            return cls(**value)
+        raise TypeError(f"expected a Reply, str or dict, not {type(value).__name__}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain JSON-ready data."""
+        return asdict(self)
+
+
+@dataclass
+class RecordedRequest:
+    """A request the server received on ``/v1``, and what it did about it."""
+
+    method: str
+    path: str
+    #: Header names lower-cased.
+    headers: dict[str, str]
+    #: The parsed JSON body, or None (no body or not JSON).
+    body: Any
+    #: The reply that served it (None for requests that are not chat completions).
+    reply: Reply | None = None
+    #: Where the reply came from: ``route:<when>``, ``script`` or ``default``.
+    source: str | None = None
+    #: SSE content chunks written successfully.
+    chunks_sent: int = 0
+    #: True when the client went away while the server was still writing.
+    disconnected: bool = False
+
+    @property
+    def model(self) -> str | None:
+        """The ``model`` of the JSON body, if any."""
+        return self.body.get("model") if isinstance(self.body, dict) else None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The ``messages`` of the JSON body ([] if none)."""
+        messages = self.body.get("messages") if isinstance(self.body, dict) else None
+        return messages if isinstance(messages, list) else []
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, as ``GET /_control/requests`` returns it."""
+        data = asdict(self)
+        data["reply"] = self.reply.to_dict() if self.reply else None
+        return data
+
+
+def last_user_text(body: Any) -> str:
+    """Text of the last ``user`` message of a chat request ('' if none), parts joined."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # multimodal form: [{"type": "text", "text": ...}]
+                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return content if isinstance(content, str) else ""
+    return ""
+
+
+class _ClientGone(Exception):
+    """The client closed its end while we were writing."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, so each call does not pay a TCP handshake
+    disable_nagle_algorithm = True  # TCP_NODELAY: no ~40 ms Nagle/delayed-ACK stall per call
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake.track_connection(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake.track_connection(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s - %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:
+        """Serve a GET (models list, recorded requests)."""
+        self.server.fake.handle(self)
+
+    def do_POST(self) -> None:
+        """Serve a POST (chat completions, control calls)."""
+        self.server.fake.handle(self)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def send_all(self, data: bytes) -> None:
+        """Write bytes, turning a vanished client into _ClientGone."""
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as err:
+            raise _ClientGone from err
+
+    def pause(self, seconds: float, stopping: threading.Event) -> bool:
+        """Wait, watching the socket; True if the server is stopping.
+
+        Raises _ClientGone as soon as the client hangs up, rather than at the next write (and
+        TCP lets the first write after a hang-up succeed), so tests see a disconnect promptly.
+        """
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if stopping.is_set():
+                return True
+            if left <= 0:
+                return False
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+            if not readable or stopping.is_set():
+                continue
+            try:
+                hung_up = not self.connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                hung_up = True
+            if hung_up:
+                raise _ClientGone
+            stopping.wait(min(left, 0.02))  # a pipelined request: it waits for its turn
+
+    def respond(
+        self,
+        status: int,
+        body: bytes,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """A complete response, status line to body, in one send (see TCP_NODELAY above)."""
+        extra = headers or {}
+        head = [f"HTTP/1.1 {status} {_reason(status)}", f"Content-Length: {len(body)}"]
+        if "content-type" not in {name.lower() for name in extra}:  # a Reply may send HTML
+            head.append(f"Content-Type: {content_type}")
+        if self.close_connection:
+            head.append("Connection: close")
+        head.extend(f"{name}: {value}" for name, value in extra.items())
+        self.send_all(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+    def respond_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        """A JSON response."""
+        self.respond(status, json.dumps(data).encode(), headers=headers)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    timeout = 1.0  # handle_request() only runs once the socket is readable: never waits long
+    fake: FakeOpenAIServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up is routine here (timeouts, aclose tests); anything else is a bug.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (_ClientGone, ConnectionError)):
+            return
+        log.exception("fake OpenAI server: error while serving %s", client_address)
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible HTTP server on a loopback port, answering from a script."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, models: tuple[str, ...] = ("fake-model",)
+    ) -> None:
+        self.host = host
+        self._requested_port = port
+        self.models = tuple(models)
+        self.default_reply: Reply = Reply(content=DEFAULT_CONTENT)
+        self._lock = threading.Lock()
+        self._queue: deque[Reply] = deque()
+        self._routes: list[tuple[str, Reply]] = []
+        self._requests: list[RecordedRequest] = []
+        self._disconnects = 0
+        self._connections: set[socket.socket] = set()
+        self._ids = itertools.count(1)
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._wake: tuple[socket.socket, socket.socket] = ()  # type: ignore[assignment]
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAIServer:
+        """Bind the port and serve from a daemon thread; returns self."""
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = _HTTPServer((self.host, self._requested_port), _Handler)
+        httpd.fake = self
+        self._httpd = httpd
+        self._wake = socket.socketpair()
+        self._thread = threading.Thread(
+            target=self._serve, args=(httpd,), name=f"fake-openai:{self.port}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def _serve(self, httpd: _HTTPServer) -> None:
+        # Not serve_forever(): its polling would make every stop() (one per test) take a poll
+        # interval; a wake-up socket makes stopping immediate.
+        with selectors.DefaultSelector() as selector:
+            selector.register(httpd, selectors.EVENT_READ)
+            selector.register(self._wake[0], selectors.EVENT_READ)
+            while not self._stopping.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is httpd and not self._stopping.is_set():
+                        httpd.handle_request()
+
+    def stop(self) -> None:
+        """Stop serving, cut open connections and release the port."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()  # also ends handlers waiting in Reply.delay or chunk_delay
+        self._wake[1].send(b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        for end in self._wake:
+            end.close()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            # Keep-alive handlers block reading the next request: unblock them.
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port (known once started)."""
+        if self._httpd is None:
+            if self._requested_port:
+                return self._requested_port
+            raise RuntimeError("FakeOpenAIServer is not started")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What a client uses as its base URL: ``http://HOST:PORT/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    # -- scripting --------------------------------------------------------------------------
+
+    def script(self, *replies: Reply | str | dict[str, Any]) -> None:
+        """Queue replies, served in order to chat completions no route matches."""
+        coerced = [Reply.coerce(reply) for reply in replies]
+        with self._lock:
+            self._queue.extend(coerced)
+
+    def route(self, when: str, reply: Reply | str | dict[str, Any]) -> None:
+        """Answer ``reply`` whenever the last user message contains ``when`` (until clear())."""
+        coerced = Reply.coerce(reply)
+        with self._lock:
+            self._routes = [(w, r) for w, r in self._routes if w != when]
+            self._routes.append((when, coerced))
+
+    def clear(self) -> None:
+        """Forget scripted replies, routes, recorded requests and disconnects; restore defaults."""
+        with self._lock:
+            self._queue.clear()
+            self._routes.clear()
+            self._requests.clear()
+            self._disconnects = 0
+            self.default_reply = Reply(content=DEFAULT_CONTENT)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of the ``/v1`` requests received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies are still queued."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def disconnects(self) -> int:
+        """How many times a client went away while the server was still writing to it."""
+        with self._lock:
+            return self._disconnects
+
+    # -- serving (called from handler threads) ----------------------------------------------
+
+    def track_connection(self, conn: socket.socket, *, add: bool) -> None:
+        """Remember open connections so stop() can cut them."""
+        with self._lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def handle(self, handler: _Handler) -> None:
+        """Serve one request."""
+        path = urlsplit(handler.path).path.rstrip("/") or "/"
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length > 0 else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+
+        if path.startswith("/_control/"):
+            self._handle_control(handler, path, body)
+            return
+
+        record = RecordedRequest(
+            method=handler.command,
+            path=path,
+            headers={name.lower(): value for name, value in handler.headers.items()},
+            body=body,
+        )
+        with self._lock:
+            self._requests.append(record)
+
+        if handler.command == "POST" and path == "/v1/chat/completions":
+            self._chat(handler, record)
+        elif handler.command == "GET" and path == "/v1/models":
+            handler.respond_json(200, self._models_json())
+        else:
+            handler.respond_json(
+                404, _error_json(404, f"Unknown path {handler.command} {path}.", code="not_found")
+            )
+
+    def _choose(self, body: Any) -> tuple[Reply, str]:
+        text = last_user_text(body)
+        with self._lock:
+            for when, reply in self._routes:
+                if when in text:
+                    return reply, f"route:{when}"
+            if self._queue:
+                return self._queue.popleft(), "script"
+            return self.default_reply, "default"
+
+    def _chat(self, handler: _Handler, record: RecordedRequest) -> None:
+        reply, source = self._choose(record.body)
+        record.reply, record.source = reply, source
+        stream = isinstance(record.body, dict) and record.body.get("stream") is True
+
+        try:
+            if reply.delay > 0 and handler.pause(reply.delay, self._stopping):
+                handler.close_connection = True
+                return
+            if reply.drop:
+                handler.close_connection = True
+                return
+            if reply.raw_body is not None:
+                handler.respond(reply.status, reply.raw_body.encode(), headers=reply.headers)
+            elif reply.status != 200:
+                message = reply.error or f"Fake error {reply.status}."
+                data = _error_json(reply.status, message, code=reply.error_code)
+                handler.respond_json(reply.status, data, headers=reply.headers)
+            elif stream:
+                self._stream(handler, record, reply)
+            else:
+                handler.respond_json(200, self._completion_json(record, reply), reply.headers)
+        except _ClientGone:
+            self._client_gone(handler, record)
+
+    def _stream(self, handler: _Handler, record: RecordedRequest, reply: Reply) -> None:
+        # Chunked framing, so that a cut is visible to the client as an incomplete body (a
+        # close-delimited body would make a cut look like a normal end).
+        head = [
+            "HTTP/1.1 200 OK",
+            "Content-Type: text/event-stream; charset=utf-8",
+            "Cache-Control: no-cache",
+            "Transfer-Encoding: chunked",
+        ]
+        if handler.close_connection:
+            head.append("Connection: close")
+        head.extend(f"{name}: {value}" for name, value in reply.headers.items())
+        handler.send_all(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+
+        chunk_id = f"chatcmpl-fake-{next(self._ids)}"
+        created = int(time.time())
+        model = record.model or self.models[0]
+        size = reply.chunk_size if reply.chunk_size > 0 else max(len(reply.content), 1)
+        pieces = [reply.content[i : i + size] for i in range(0, len(reply.content), size)] or [""]
+
+        def event(delta: dict[str, Any], finish_reason: str | None) -> bytes:
+            data = {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+                ],
+            }
+            return _http_chunk(f"data: {json.dumps(data)}\n\n".encode())
+
+        for index, piece in enumerate(pieces):
+            if reply.cut_after is not None and index >= reply.cut_after:
+                handler.close_connection = True  # no terminating chunk: the body is incomplete
+                return
+            if index and reply.chunk_delay > 0 and handler.pause(reply.chunk_delay, self._stopping):
+                handler.close_connection = True
+                return
+            delta = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
+            handler.send_all(event(delta, None))
+            record.chunks_sent += 1
+        if reply.cut_after is not None:  # every piece went out, but not the end of the stream
+            handler.close_connection = True
+            return
+        handler.send_all(event({}, "stop") + _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+
+    def _client_gone(self, handler: _Handler, record: RecordedRequest) -> None:
+        handler.close_connection = True
+        record.disconnected = True
+        with self._lock:
+            self._disconnects += 1
+
+    def _completion_json(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in record.messages)
+        return {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": record.model or self.models[0],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {  # a rough 4-characters-per-token estimate, enough for display code
+                "prompt_tokens": prompt_chars // 4,
+                "completion_tokens": len(reply.content) // 4,
+                "total_tokens": (prompt_chars + len(reply.content)) // 4,
+            },
+        }
+
+    def _models_json(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": name, "object": "model", "created": 0, "owned_by": "chapyter-ext-fake"}
+                for name in self.models
+            ],
+        }
+
+    def _handle_control(self, handler: _Handler, path: str, body: Any) -> None:
+        try:
+            if handler.command == "POST" and path == "/_control/script":
+                replies = body.get("replies") if isinstance(body, dict) else None
+                if not isinstance(replies, list):
+                    raise ValueError('expected {"replies": [...]}')
+                self.script(*replies)
+                handler.respond_json(200, {"ok": True, "pending": self.pending})
+            elif handler.command == "POST" and path == "/_control/route":
+                if not isinstance(body, dict) or not isinstance(body.get("when"), str):
+                    raise ValueError('expected {"when": "...", "reply": {...}}')
+                self.route(body["when"], body.get("reply", ""))
+                handler.respond_json(200, {"ok": True})
+            elif handler.command == "POST" and path == "/_control/default":
+                if not isinstance(body, dict) or "reply" not in body:
+                    raise ValueError('expected {"reply": {...}}')
+                self.default_reply = Reply.coerce(body["reply"])
+                handler.respond_json(200, {"ok": True})
+            elif handler.command == "POST" and path == "/_control/reset":
+                self.clear()
+                handler.respond_json(200, {"ok": True})
+            elif handler.command == "GET" and path == "/_control/requests":
+                requests = [record.to_dict() for record in self.requests]
+                handler.respond_json(200, {"requests": requests})
+            else:
+                handler.respond_json(404, _error_json(404, f"Unknown control path {path}."))
+        except (TypeError, ValueError) as err:
+            handler.respond_json(400, _error_json(400, str(err)))
+
+
+def _reason(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+def _http_chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def _error_json(status: int, message: str, *, code: str | None = None) -> dict[str, Any]:
+    kind, default_code = _ERROR_TYPES.get(status, ("server_error" if status >= 500 else "", None))
+    return {
+        "error": {
+            "message": message,
+            "type": kind or "invalid_request_error",
+            "param": None,
+            "code": code or default_code,
+        }
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the server in the foreground until SIGTERM or SIGINT (see ``--help``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m chapyter_ext.testing.openai_server",
+        description="Serve a scripted OpenAI-compatible API on a loopback port (for tests).",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free)")
+    parser.add_argument("--port-file", help="write the bound port to this file once listening")
+    parser.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        metavar="NAME",
+        help="a model listed by GET /v1/models (repeatable; default fake-model)",
+    )
+    args = parser.parse_args(argv)
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+
+    server = FakeOpenAIServer(args.host, args.port, tuple(args.models or ("fake-model",)))
+    with server:
+        if args.port_file:
+            # Write then rename: a reader polling the file never sees it half-written.
+            tmp = f"{args.port_file}.tmp{os.getpid()}"
+            with open(tmp, "w") as handle:
+                handle.write(f"{server.port}\n")
+            os.replace(tmp, args.port_file)
+        print(f"listening on {server.base_url}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+/**
+ * Links between a prompt cell and its generated cell, by cell id in `metadata.chapyter`.
+ *
+ * Pure logic over a minimal view of cells, so it is tested without a browser. Links never
+ * rely on execution counts or on text headers: both broke when IPython changed when the
+ * execution count moves.
+ */
+
+import {
+  IGeneratedMetadata,
+  IPromptMetadata,
+  METADATA_KEY,
+  SCHEMA_VERSION
+} from '../tokens';
+import { parsePrompt, requestSha256 } from './prompt';
+import { sha256Hex } from './sha256';
+
+/** What the link logic needs to know of a cell. */
+export interface ICellView {
+  /** The cell id (nbformat 4.5). */
+  id: string;
+  /** "code", "markdown" or "raw". */
+  type: string;
+  /** The cell's source text. */
+  source: string;
+  /** The `chapyter` entry of the cell's metadata, if any. */
+  chapyter?: { [key: string]: unknown } | null;
+}
+
+/** Whether a cell is a `%%ai` prompt cell. */
+export function isPromptCell(cell: ICellView): boolean {
+  return cell.type === 'code' && parsePrompt(cell.source) !== null;
+}
+
+/** Whether a cell was generated (by `%%ai` or the chat). */
+export function isGeneratedCell(cell: ICellView): boolean {
+  return cell.chapyter?.role === 'generated';
+}
+
+/**
+ * Index of the cell generated from the prompt at `promptIndex`, or -1.
+ *
+ * The prompt's `generated_cell` id is followed only when that cell points back to the prompt:
+ * a copied prompt cell (new id, old link) must not take over the original's generated cell.
+ */
+export function findGeneratedIndex(
+  cells: readonly ICellView[],
+  promptIndex: number
+): number {
+  const prompt = cells[promptIndex];
+  if (!prompt) {
+    return -1;
+  }
+  const pointsBack = (cell: ICellView) =>
+    isGeneratedCell(cell) && cell.chapyter?.generated_from === prompt.id;
+  const linkedId = prompt.chapyter?.generated_cell;
+  if (typeof linkedId === 'string') {
+    const index = cells.findIndex(cell => cell.id === linkedId);
+    if (index >= 0 && pointsBack(cells[index])) {
+      return index;
+    }
+  }
+  return cells.findIndex(pointsBack);
+}
+
+/** Index of the prompt a generated cell came from, or -1. */
+export function findPromptIndex(
+  cells: readonly ICellView[],
+  generatedIndex: number
+): number {
+  const from = cells[generatedIndex]?.chapyter?.generated_from;
+  if (typeof from !== 'string') {
+    return -1;
+  }
+  return cells.findIndex(cell => cell.id === from && isPromptCell(cell));
+}
+
+/** Whether a generated cell's code differs from what the model wrote. */
+export function isEdited(generated: ICellView): boolean {
+  const recorded = generated.chapyter?.code_sha256;
+  return typeof recorded === 'string' && recorded !== sha256Hex(generated.source);
+}
+
+/**
+ * Whether the generated cell still answers the prompt as it is now: same request hash, and
+ * the same model when the prompt names one.
+ */
+export function isUpToDate(prompt: ICellView, generated: ICellView): boolean {
+  const parsed = parsePrompt(prompt.source);
+  if (!parsed || !generated.chapyter) {
+    return false;
+  }
+  if (generated.chapyter.prompt_sha256 !== requestSha256(parsed.request)) {
+    return false;
+  }
+  return parsed.model === null || generated.chapyter.model === parsed.model;
+}
+
+/** The metadata a prompt cell gets once linked. */
+export function promptMetadata(generatedId: string): IPromptMetadata {
+  return {
+    schema: SCHEMA_VERSION,
+    role: 'prompt',
+    generated_cell: generatedId
+  };
+}
+
+/**
+ * The metadata a generated cell gets: the kernel's provenance, linked to its prompt, with
+ * the field order of the documented schema (a regeneration is a small diff in git).
+ */
+export function generatedMetadata(
+  provenance: IGeneratedMetadata,
+  promptId: string
+): IGeneratedMetadata {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { schema, role, source, generated_from, ...rest } = provenance;
+  return {
+    schema: schema ?? SCHEMA_VERSION,
+    role: role ?? 'generated',
+    source: source ?? 'magic',
+    generated_from: promptId,
+    ...rest
+  };
+}
+
+/** Marks a generated cell as edited by hand, if it was. */
+export function withEditedFlag(
+  generated: ICellView
+): { [key: string]: unknown } | null {
+  if (!generated.chapyter || !isEdited(generated)) {
+    return null;
+  }
+  return { ...generated.chapyter, edited: true };
+}
+
+export { METADATA_KEY };

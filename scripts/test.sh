@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up everything on a fresh machine and runs every test: lint, jest, pytest, browser.
+# Safe to run again: each step reuses what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "system packages (Debian's chromium for the browser tests)"
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+step "python environment (.venv) and the package, built with its frontend"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+export PATH="$ROOT/.venv/bin:$PATH"
+python -m pip install -q --upgrade pip
+npm ci --no-audit --no-fund --loglevel=error
+python -m pip install -q -e ".[test]"
+# The editable install copied the built extension; link it so rebuilds show up at once.
+jupyter labextension develop --overwrite . >/dev/null
+jupyter labextension list 2>&1 | grep -q "chapyter-ext.*enabled.*OK"
+jupyter server extension list 2>&1 | grep -q "chapyter_ext.*enabled"
+
+step "lint"
+ruff check .
+ruff format --check .
+npx prettier --check "labextension/**/*.{ts,css,json}" --log-level warn
+
+step "frontend unit tests (jest)"
+npx jest --ci
+
+step "python tests (pytest)"
+python -m pytest -q
+
+step "browser tests (Playwright + Debian chromium)"
+bash ui-tests/run.sh

@@ -1,0 +1,73 @@
+"""A real IPython kernel (jupyter_client) for tests: run code, collect outputs and reply."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+from jupyter_client.manager import start_new_kernel
+
+
+@dataclass
+class Execution:
+    """What one execute request produced."""
+
+    reply: dict
+    outputs: list[dict] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.reply["content"]["status"]
+
+    @property
+    def payload(self) -> list[dict]:
+        return self.reply["content"].get("payload", [])
+
+    @property
+    def next_input(self) -> dict | None:
+        items = [p for p in self.payload if p.get("source") == "set_next_input"]
+        return items[0] if items else None
+
+    @property
+    def stdout(self) -> str:
+        return "".join(
+            o["content"]["text"]
+            for o in self.outputs
+            if o["msg_type"] == "stream" and o["content"]["name"] == "stdout"
+        )
+
+    @property
+    def error(self) -> dict | None:
+        errors = [o["content"] for o in self.outputs if o["msg_type"] == "error"]
+        return errors[0] if errors else None
+
+    def displays(self, mime: str) -> list:
+        """Every value of ``mime`` shown by display_data or update_display_data, in order."""
+        return [
+            o["content"]["data"][mime]
+            for o in self.outputs
+            if o["msg_type"] in ("display_data", "update_display_data")
+            and mime in o["content"]["data"]
+        ]
+
+
+class Kernel:
+    """One kernel process with its own environment."""
+
+    def __init__(self, env: dict[str, str]):
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHAPYTER_"))}
+        full_env.update(env)
+        full_env["PYTHONPATH"] = os.pathsep.join(sys.path)
+        self.km, self.kc = start_new_kernel(kernel_name="python3", env=full_env)
+
+    def run(self, code: str, timeout: float = 60) -> Execution:
+        outputs: list[dict] = []
+        reply = self.kc.execute_interactive(
+            code, output_hook=outputs.append, timeout=timeout, allow_stdin=False
+        )
+        return Execution(reply=reply, outputs=outputs)
+
+    def shutdown(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
