@@ -1,0 +1,157 @@
+"""The chapyter-ext server extension: configuration, shared services and routes of the chat."""
+
+from __future__ import annotations
+
+import os
+
+from jupyter_core.paths import jupyter_data_dir
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Dict, Float, Int, TraitError, Unicode, default, validate
+
+from ..config import Chapyter
+from ..llm import aclose_clients
+from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
+from .endpoints import ModelRegistry
+from .handlers import handlers
+from .history import ChatHistoryStore
+
+
+class ChapyterExtApp(ExtensionApp):
+    """Serves the JupyterLab chat sidebar: named model endpoints, streamed replies, history.
+
+    The endpoint settings shared with ``%%ai`` (``c.Chapyter.*``) are read from this server's
+    configuration, so one ``jupyter_server_config.py`` sets up both.
+    """
+
+    name = "chapyter_ext"
+    classes = [*ExtensionApp.classes, Chapyter]  # noqa: RUF012 (traitlets reads a plain list)
+    load_other_extensions = True
+
+    models = Dict(
+        key_trait=Unicode(),
+        value_trait=Dict(),
+        config=True,
+        help="Named model endpoints offered in the chat, e.g. "
+        '{"local": {"model": "llama3", "base_url": "http://localhost:11434/v1"}}. Each value '
+        "takes Endpoint fields (model, base_url, api_key, temperature, max_tokens, timeout, "
+        "max_retries, extra_headers); missing ones come from c.Chapyter, except that the shared "
+        "api_key and extra_headers only go to the shared base_url. Empty: one entry named after "
+        "Chapyter.model.",
+    )
+    default_model = Unicode(
+        "",
+        config=True,
+        help="Name (a key of `models`) the chat uses unless the user picks another; "
+        "empty means the first.",
+    )
+    history_dir = Unicode(
+        config=True,
+        help="Folder holding the chat history of each notebook (one JSON file per notebook). "
+        "Default: chapyter-ext/chats under Jupyter's data directory.",
+    )
+    max_history_messages = Int(
+        200,
+        config=True,
+        help="Messages kept per chat; older ones are dropped first.",
+    )
+    max_chats_per_notebook = Int(
+        50,
+        config=True,
+        help="Past chats kept per notebook (after 'New chat'); the oldest go first.",
+    )
+    history_messages_sent = Int(
+        20,
+        config=True,
+        help="Earlier messages of the chat sent to the model with each new one (0: none).",
+    )
+    max_concurrent_streams = Int(
+        4,
+        config=True,
+        help="Chat replies that may stream at once across all users and tabs; beyond it a "
+        "request gets HTTP 429 (kind 'busy') instead of waiting.",
+    )
+    stream_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds one chat reply may take from request to last token before it is stopped "
+        "(0: no limit). Chapyter.timeout still bounds each wait for the endpoint.",
+    )
+    max_message_chars = Int(
+        MAX_MESSAGE_CHARS,
+        config=True,
+        help="Longest chat message accepted, in characters.",
+    )
+
+    @default("history_dir")
+    def _default_history_dir(self) -> str:
+        return os.path.join(jupyter_data_dir(), "chapyter-ext", "chats")
+
+    @validate(
+        "max_history_messages",
+        "max_chats_per_notebook",
+        "max_concurrent_streams",
+        "max_message_chars",
+    )
+    def _validate_positive(self, proposal):
+        if proposal["value"] < 1:
+            raise TraitError(f"{proposal['trait'].name} must be at least 1")
+        return proposal["value"]
+
+    @validate("history_messages_sent", "stream_timeout")
+    def _validate_not_negative(self, proposal):
+        if proposal["value"] < 0:
+            raise TraitError(f"{proposal['trait'].name} must not be negative")
+        return proposal["value"]
+
+    def initialize_settings(self) -> None:
+        """Build the shared services once: endpoints, history store, chat service."""
+        # parent=self: c.Chapyter.* from the server's config files and command line applies.
+        shared = Chapyter(parent=self)
+        registry = ModelRegistry.from_config(self.models, self.default_model, shared)
+        secrets = {*registry.secrets(), shared.api_key, *shared.extra_headers.values()}
+        secrets.discard("")
+        store = ChatHistoryStore(
+            os.path.expanduser(self.history_dir),
+            max_messages=self.max_history_messages,
+            max_chats=self.max_chats_per_notebook,
+            secrets=tuple(secrets),
+        )
+        history = HistoryWorker(store)
+        chat = ChatService(
+            registry,
+            history,
+            max_concurrent=self.max_concurrent_streams,
+            stream_timeout=self.stream_timeout,
+            context_budget=shared.context_budget,
+            send_context=shared.send_context,
+            history_sent=self.history_messages_sent,
+            max_message_chars=self.max_message_chars,
+            secrets=tuple(secrets),
+            log=self.log,
+        )
+        self.settings.update(
+            chapyter_ext_models=registry,
+            chapyter_ext_history=history,
+            chapyter_ext_chat=chat,
+        )
+        # Names and hosts only: the URL may carry userinfo and the key must never be logged.
+        self.log.info(
+            "chapyter-ext: models %s (default %s); chat history in %s",
+            ", ".join(f"{m['name']}@{m['host']}" for m in registry.public_info()),
+            registry.default,
+            store.root,
+        )
+
+    def initialize_handlers(self) -> None:
+        """Register the routes, relative to the server's base_url."""
+        self.handlers.extend(handlers())
+
+    async def stop_extension(self) -> None:
+        """Stop streaming replies (saving what they had), flush history, close HTTP clients."""
+        chat: ChatService | None = self.settings.get("chapyter_ext_chat")
+        history: HistoryWorker | None = self.settings.get("chapyter_ext_history")
+        if chat is not None:
+            await chat.close()
+        if history is not None:
+            await history.close()
+        await aclose_clients()

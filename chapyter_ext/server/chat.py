@@ -1,0 +1,435 @@
+"""The chat service behind the sidebar: one streamed reply per request, no tornado.
+
+A :class:`ChatTurn` runs the model call in its own asyncio task and hands events to whoever
+streams them to the browser through a queue. Keeping the call in its own task is what makes
+stopping prompt: cancelling the task interrupts the read from the model where it waits, and the
+``astream`` generator closes the upstream response on the way out. The same path serves a stop
+request, a closed tab and the per-reply time limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import traceback
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+from ..context import redact
+from ..llm import Endpoint, LLMError, astream
+from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
+from .endpoints import ModelRegistry
+from .history import (
+    ChatHistoryStore,
+    ChatMessage,
+    HistoryError,
+    new_id,
+    normalize_notebook_path,
+    scrub,
+    utc_now,
+)
+
+T = TypeVar("T")
+
+MAX_MESSAGE_CHARS = 32_000
+TRUNCATED = "\n[… context truncated]"
+
+
+class ChatError(Exception):
+    """A chat request that cannot be served; ``kind`` says why, ``str()`` is one line.
+
+    Kinds: ``bad_request``, ``not_found`` (unknown model or chat), ``busy`` (too many replies
+    are streaming).
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def one_line(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` as a single line without secrets: what an error event or a log line may carry."""
+    line = " ".join(scrub(str(text), secrets).split())
+    return line[:500] or "Unknown error."
+
+
+def describe_exception(err: BaseException, secrets: Sequence[str]) -> str:
+    """A traceback for the log with every secret value replaced."""
+    text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    return scrub(text, secrets)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A parsed ``POST chapyter-ext/chat`` body."""
+
+    notebook: str
+    message: str
+    chat_id: str | None = None
+    context: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def parse(cls, body: Any, *, max_chars: int = MAX_MESSAGE_CHARS) -> ChatRequest:
+        """Validate a JSON body; :class:`ChatError` (``bad_request``) names what is wrong."""
+        if not isinstance(body, dict):
+            raise ChatError("bad_request", "The body must be a JSON object.")
+        notebook, message = body.get("notebook"), body.get("message")
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ChatError("bad_request", "'notebook' must be the notebook's path.")
+        if not isinstance(message, str) or not message.strip():
+            raise ChatError("bad_request", "'message' must be a non-empty string.")
+        if len(message) > max_chars:
+            raise ChatError("bad_request", f"'message' is longer than {max_chars} characters.")
+        optional: dict[str, str | None] = {}
+        for key in ("chat_id", "context", "model"):
+            value = body.get(key)
+            if value is not None and not isinstance(value, str):
+                raise ChatError("bad_request", f"'{key}' must be a string.")
+            optional[key] = value or None
+        return cls(notebook=notebook, message=message, **optional)
+
+
+class HistoryWorker:
+    """Runs every call to the history store on one worker thread.
+
+    One thread keeps writes in the order they were asked for and off the event loop; the
+    files are small, so a single worker is never the bottleneck.
+    """
+
+    def __init__(self, store: ChatHistoryStore) -> None:
+        self.store = store
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chapyter-history")
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call ``fn(*args)`` on the history thread and await its result."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(fn, *args))
+
+    async def close(self) -> None:
+        """Let queued writes finish, then stop the thread."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, partial(self._executor.shutdown, wait=True))
+
+
+def history_for_model(messages: Sequence[ChatMessage], limit: int) -> list[dict[str, str]]:
+    """Earlier turns to send with a new message: complete user/assistant pairs only.
+
+    A question whose reply failed is left out with it, so the model sees strictly alternating
+    roles (some chat templates refuse anything else); ``limit`` bounds the messages sent.
+    """
+    turns: list[dict[str, str]] = []
+    pending: ChatMessage | None = None
+    for msg in messages:
+        if msg.role == "user":
+            pending = msg
+        elif pending is not None and msg.status != "error" and msg.content.strip():
+            turns.append({"role": "user", "content": pending.content})
+            turns.append({"role": "assistant", "content": msg.content})
+            pending = None
+        else:
+            pending = None
+    if limit <= 0:
+        return []
+    keep = turns[-limit:]
+    # Never start with an assistant message cut from its question.
+    return keep[1:] if keep and keep[0]["role"] == "assistant" else keep
+
+
+class ChatTurn:
+    """One reply being generated: its ids, its events, and a way to stop it."""
+
+    def __init__(
+        self,
+        service: ChatService,
+        *,
+        notebook: str,
+        chat_id: str,
+        model_name: str,
+        endpoint: Endpoint,
+        messages: list[dict[str, str]],
+    ) -> None:
+        self.service = service
+        self.notebook = notebook
+        self.chat_id = chat_id
+        self.message_id = new_id()
+        self.model_name = model_name
+        self._endpoint = endpoint
+        self._messages = messages
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self._stop_reason: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self, timeout: float) -> None:
+        """Begin generating; ``timeout`` seconds (0: none) bound the whole reply."""
+        loop = asyncio.get_running_loop()
+        self._queue.put_nowait(
+            (
+                "start",
+                {
+                    "chat_id": self.chat_id,
+                    "message_id": self.message_id,
+                    "model": self.model_name,
+                },
+            )
+        )
+        self._task = loop.create_task(self._run(), name=f"chapyter-chat-{self.message_id}")
+        if timeout > 0:
+            self._timer = loop.call_later(timeout, self.stop, "timeout")
+
+    def stop(self, reason: str = "stopped") -> bool:
+        """Stop generating (``reason``: stopped, disconnected, timeout, shutdown).
+
+        Returns whether there was anything to stop.
+        """
+        if self._task is None or self._task.done():
+            return False
+        if self._stop_reason is None:
+            self._stop_reason = reason
+        self._task.cancel()
+        return True
+
+    async def wait(self) -> None:
+        """Wait until the reply has finished and been saved."""
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._task)
+
+    async def events(self, heartbeat: float = 15.0) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """``(event, data)`` pairs: ``start``, ``token``..., then ``done`` or ``error``.
+
+        When nothing happened for ``heartbeat`` seconds, ``("heartbeat", {})`` is yielded so
+        the caller can keep idle proxies from closing the connection while the model thinks.
+        """
+        while True:
+            try:
+                event, data = await asyncio.wait_for(self._queue.get(), heartbeat)
+            except asyncio.TimeoutError:
+                yield "heartbeat", {}
+                continue
+            yield event, data
+            if event in ("done", "error"):
+                return
+
+    async def _run(self) -> None:
+        service = self.service
+        parts: list[str] = []
+        status, error = "complete", None
+        try:
+            stream = astream(self._endpoint, self._messages)
+            try:
+                async for delta in stream:
+                    if delta:
+                        parts.append(delta)
+                        self._queue.put_nowait(("token", {"text": delta}))
+            finally:
+                await stream.aclose()
+        except asyncio.CancelledError:
+            if self._stop_reason == "timeout":
+                status = "error"
+                error = {
+                    "kind": "timeout",
+                    "message": f"The reply took longer than {service.stream_timeout:g} s "
+                    "and was stopped.",
+                }
+            else:
+                status = "stopped"
+            if self._stop_reason is None:
+                # Cancelled from outside (the loop is going away): save what we have, then
+                # let the cancellation carry on.
+                self._stop_reason = "cancelled"
+                await self._finish("".join(parts), status, error)
+                raise
+            # Our own stop() was handled here; on 3.11+ tell the task so, or later awaits
+            # that rely on the cancel count (asyncio.timeout) would misbehave.
+            task = asyncio.current_task()
+            if task is not None and hasattr(task, "uncancel"):
+                task.uncancel()
+        except LLMError as err:
+            status = "error"
+            error = {"kind": err.kind, "message": one_line(str(err), service.secrets)}
+            service.log.warning(
+                "Chat reply %s failed (%s): %s", self.message_id, err.kind, error["message"]
+            )
+        except Exception as err:
+            status = "error"
+            error = {"kind": "internal", "message": "Internal error; see the server log."}
+            service.log.error(
+                "Chat reply %s failed:\n%s",
+                self.message_id,
+                describe_exception(err, service.secrets),
+            )
+        await self._finish("".join(parts), status, error)
+
+    async def _finish(self, text: str, status: str, error: dict[str, str] | None) -> None:
+        """Save the reply (whatever there is of it), release the slot, send the last event."""
+        service = self.service
+        if self._timer is not None:
+            self._timer.cancel()
+        reply = ChatMessage(
+            id=self.message_id,
+            role="assistant",
+            content=text,
+            model=self.model_name,
+            created=utc_now(),
+            status=status,
+        )
+        try:
+            await service.history.run(
+                service.history.store.append, self.notebook, self.chat_id, reply
+            )
+        except HistoryError:
+            # The chat was cleared while the reply streamed: nothing left to add it to.
+            service.log.debug("Chat %s is gone; reply %s not saved.", self.chat_id, self.message_id)
+        except Exception as err:
+            service.log.error(
+                "Could not save chat reply %s:\n%s",
+                self.message_id,
+                describe_exception(err, service.secrets),
+            )
+        finally:
+            service._release(self)
+        if error is not None:
+            self._queue.put_nowait(("error", error))
+        else:
+            self._queue.put_nowait(
+                ("done", {"message_id": self.message_id, "text": text, "status": status})
+            )
+        service.log.debug(
+            "Chat reply %s %s (%s, %d chars)",
+            self.message_id,
+            status,
+            self._stop_reason or "finished",
+            len(text),
+        )
+
+
+class ChatService:
+    """Starts, tracks, bounds and stops chat replies; saves both sides of each turn."""
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        history: HistoryWorker,
+        *,
+        max_concurrent: int = 4,
+        stream_timeout: float = 300.0,
+        context_budget: int = 6000,
+        send_context: bool = True,
+        history_sent: int = 20,
+        max_message_chars: int = MAX_MESSAGE_CHARS,
+        secrets: Sequence[str] = (),
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.registry = registry
+        self.history = history
+        self.max_concurrent = max(1, int(max_concurrent))
+        self.stream_timeout = float(stream_timeout)
+        self.context_budget = int(context_budget)
+        self.send_context = bool(send_context)
+        self.history_sent = int(history_sent)
+        self.max_message_chars = int(max_message_chars)
+        self.secrets = tuple(secrets)
+        self.log = log or logging.getLogger(__name__)
+        self._turns: dict[str, ChatTurn] = {}
+        self._reserved = 0
+
+    @property
+    def active(self) -> int:
+        """How many replies are streaming or about to."""
+        return self._reserved
+
+    def _prepare_context(self, context: str | None) -> str | None:
+        if not context or not self.send_context or self.context_budget <= 0:
+            return None
+        # The frontend collects the context but the model's host must never see a secret.
+        clean = redact(context, secrets=self.secrets)
+        if len(clean) > self.context_budget:
+            clean = clean[: self.context_budget] + TRUNCATED
+        return clean
+
+    async def start(self, request: ChatRequest) -> ChatTurn:
+        """Save the user's message and start the reply; raises :class:`ChatError`.
+
+        Over ``max_concurrent`` streaming replies, raises ``busy`` at once rather than queueing:
+        a reply waiting unseen behind others is worse than a clear "try again".
+        """
+        try:
+            model_name, endpoint = self.registry.get(request.model)
+        except KeyError:
+            raise ChatError("not_found", f"Unknown model {request.model!r}.") from None
+        # Check and take the slot with no await in between, so two requests can't both pass.
+        if self._reserved >= self.max_concurrent:
+            raise ChatError(
+                "busy",
+                f"{self.max_concurrent} chat replies are already streaming; "
+                "try again when one has finished.",
+            )
+        self._reserved += 1
+        try:
+            store = self.history.store
+            try:
+                notebook = normalize_notebook_path(request.notebook)
+                chat_id = await self.history.run(store.resolve_chat, notebook, request.chat_id)
+                earlier = await self.history.run(store.messages, notebook, chat_id)
+                message = scrub(request.message, self.secrets)
+                try:
+                    # Built before anything is saved, so a refused message leaves no trace.
+                    messages = build_messages(
+                        message,
+                        self._prepare_context(request.context),
+                        history=history_for_model(earlier, self.history_sent),
+                        system=CHAT_SYSTEM_PROMPT,
+                    )
+                except ValueError as err:
+                    raise ChatError("bad_request", one_line(str(err), self.secrets)) from None
+                await self.history.run(
+                    store.append,
+                    notebook,
+                    chat_id,
+                    ChatMessage(
+                        id=new_id(),
+                        role="user",
+                        content=message,
+                        model=model_name,
+                        created=utc_now(),
+                    ),
+                )
+            except HistoryError as err:
+                raise ChatError(err.kind, str(err)) from None
+            turn = ChatTurn(
+                self,
+                notebook=notebook,
+                chat_id=chat_id,
+                model_name=model_name,
+                endpoint=endpoint,
+                messages=messages,
+            )
+            turn.start(self.stream_timeout)
+            self._turns[turn.message_id] = turn
+        except BaseException:
+            self._reserved -= 1
+            raise
+        return turn
+
+    def _release(self, turn: ChatTurn) -> None:
+        if self._turns.pop(turn.message_id, None) is not None:
+            self._reserved -= 1
+
+    def stop(self, message_id: str, reason: str = "stopped") -> bool:
+        """Stop the reply with this id; whether one was streaming."""
+        turn = self._turns.get(message_id)
+        return turn.stop(reason) if turn is not None else False
+
+    async def close(self) -> None:
+        """Stop every reply (saving what each had) and wait for them to finish."""
+        turns = list(self._turns.values())
+        for turn in turns:
+            turn.stop("shutdown")
+        if turns:
+            await asyncio.wait([asyncio.ensure_future(t.wait()) for t in turns], timeout=10)

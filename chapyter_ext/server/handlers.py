@@ -1,0 +1,257 @@
+"""HTTP handlers of the chat sidebar: thin wrappers over :mod:`.chat` and :mod:`.history`.
+
+Every error leaves as ``{"error": {"kind", "message"}}`` with a fitting status, from one place
+(:meth:`ChapyterHandler.write_error`), so the frontend has a single shape to read.
+"""
+
+from __future__ import annotations
+
+import json
+from http.client import responses
+from typing import Any
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from tornado.iostream import StreamClosedError
+
+from .. import __version__
+from ..llm import LLMError, alist_models
+from .chat import (
+    ChatError,
+    ChatRequest,
+    ChatService,
+    ChatTurn,
+    HistoryWorker,
+    describe_exception,
+    one_line,
+)
+from .endpoints import ModelRegistry
+from .history import HistoryError
+
+# Status for each error kind raised by our own code; an LLM failure is the upstream's fault.
+KIND_STATUS = {"bad_request": 400, "not_found": 404, "busy": 429}
+UPSTREAM_STATUS = {"timeout": 504}
+STATUS_KIND = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    429: "busy",
+}
+HEARTBEAT_SECONDS = 15.0
+
+
+def sse(event: str, data: dict[str, Any]) -> str:
+    """One server-sent event; JSON keeps ``data`` on one line whatever the text holds."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
+    """Base of every chapyter-ext handler: shared services and JSON errors."""
+
+    @property
+    def models(self) -> ModelRegistry:
+        """The named model endpoints."""
+        return self.settings["chapyter_ext_models"]
+
+    @property
+    def chat(self) -> ChatService:
+        """The service that streams replies."""
+        return self.settings["chapyter_ext_chat"]
+
+    @property
+    def history(self) -> HistoryWorker:
+        """The chat history store, behind its worker thread."""
+        return self.settings["chapyter_ext_history"]
+
+    def json_body(self) -> dict[str, Any]:
+        """The request body as a JSON object, or a 400."""
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise ChatError("bad_request", "The body is not valid JSON.") from None
+        if not isinstance(body, dict):
+            raise ChatError("bad_request", "The body must be a JSON object.")
+        return body
+
+    def reply(self, data: Any, status: int = 200) -> None:
+        """Finish with a JSON body."""
+        self.set_status(status)
+        self.finish(json.dumps(data))
+
+    def _error_for(self, err: BaseException | None, status: int) -> tuple[int, str, str]:
+        secrets = self.chat.secrets if "chapyter_ext_chat" in self.settings else ()
+        if isinstance(err, (ChatError, HistoryError)):
+            return KIND_STATUS.get(err.kind, 400), err.kind, one_line(str(err), secrets)
+        if isinstance(err, LLMError):
+            return UPSTREAM_STATUS.get(err.kind, 502), err.kind, one_line(str(err), secrets)
+        if isinstance(err, tornado.web.HTTPError):
+            status = err.status_code
+            message = err.log_message if status < 500 and err.log_message else None
+            return status, STATUS_KIND.get(status, "error"), message or responses.get(status, "")
+        if err is not None:
+            return 500, "internal", "Internal error; see the server log."
+        return status, STATUS_KIND.get(status, "error"), responses.get(status, "Error")
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Every error as ``{"error": {"kind", "message"}}``: no traceback, no secret."""
+        exc_info = kwargs.get("exc_info")
+        err = exc_info[1] if exc_info else None
+        status, kind, message = self._error_for(err, status_code)
+        self.clear()
+        self.set_status(status)
+        self.finish(json.dumps({"error": {"kind": kind, "message": message}}))
+
+    def send_error(self, status_code: int = 500, **kwargs: Any) -> None:
+        """Tornado calls this for uncaught exceptions; our own kinds pick their status."""
+        exc_info = kwargs.get("exc_info")
+        if exc_info and isinstance(exc_info[1], (ChatError, HistoryError, LLMError)):
+            status_code = self._error_for(exc_info[1], status_code)[0]
+        super().send_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        """Expected failures are one warning line; others a traceback with secrets scrubbed."""
+        if isinstance(value, (ChatError, HistoryError, LLMError, tornado.web.HTTPError)):
+            if isinstance(value, tornado.web.HTTPError) and value.status_code < 500:
+                return super().log_exception(typ, value, tb)
+            status, kind, message = self._error_for(value, 500)
+            self.log.warning(
+                "%s %s -> %d %s: %s", self.request.method, self.request.path, status, kind, message
+            )
+            return None
+        secrets = self.chat.secrets if "chapyter_ext_chat" in self.settings else ()
+        self.log.error(
+            "Uncaught exception in %s %s:\n%s",
+            self.request.method,
+            self.request.path,
+            describe_exception(value, secrets),
+        )
+        return None
+
+
+class ConfigHandler(ChapyterHandler):
+    """``GET chapyter-ext/config``: the models the sidebar may offer."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        """``{"models": [{"name", "model", "host"}], "default", "version"}``."""
+        self.reply(
+            {
+                "models": self.models.public_info(),
+                "default": self.models.default,
+                "version": __version__,
+            }
+        )
+
+
+class ModelsHandler(ChapyterHandler):
+    """``GET chapyter-ext/models?name=``: what the endpoint behind a name serves."""
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        """``{"name", "models": [ids]}``; an unreachable endpoint is a 502 error."""
+        name = self.get_query_argument("name", "") or None
+        try:
+            name, endpoint = self.models.get(name)
+        except KeyError:
+            raise ChatError("not_found", f"Unknown model {name!r}.") from None
+        self.reply({"name": name, "models": await alist_models(endpoint)})
+
+
+class ChatHandler(ChapyterHandler):
+    """``POST chapyter-ext/chat``: stream one reply as server-sent events."""
+
+    _turn: ChatTurn | None = None
+    _client_gone = False
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        """Events ``start``, ``token``..., then ``done`` or ``error`` (see the README)."""
+        request = ChatRequest.parse(self.json_body(), max_chars=self.chat.max_message_chars)
+        turn = self._turn = await self.chat.start(request)
+        if self._client_gone:
+            # The tab closed while the user's message was being saved.
+            turn.stop("disconnected")
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache, no-transform")
+        # Reverse proxies (nginx) buffer responses by default, which would hold tokens back.
+        self.set_header("X-Accel-Buffering", "no")
+        try:
+            async for event, data in turn.events(HEARTBEAT_SECONDS):
+                if self._client_gone:
+                    continue  # drain to the end so the reply is saved, but write nothing
+                self.write(": keepalive\n\n" if event == "heartbeat" else sse(event, data))
+                # Flush each event on its own: the first token's latency is what users feel.
+                await self.flush()
+        except StreamClosedError:
+            self._client_gone = True
+            turn.stop("disconnected")
+            await turn.wait()
+        finally:
+            self._turn = None
+        if not self._client_gone:
+            self.finish(set_content_type="text/event-stream; charset=utf-8")
+
+    def on_connection_close(self) -> None:
+        """The tab closed or the fetch was aborted: stop the model call now."""
+        self._client_gone = True
+        if self._turn is not None:
+            self._turn.stop("disconnected")
+        super().on_connection_close()
+
+
+class StopHandler(ChapyterHandler):
+    """``POST chapyter-ext/chat/stop``: stop a streaming reply by its ``message_id``."""
+
+    @tornado.web.authenticated
+    def post(self) -> None:
+        """``{"message_id", "stopped": bool}``; false when it had already finished."""
+        message_id = self.json_body().get("message_id")
+        if not isinstance(message_id, str) or not message_id:
+            raise ChatError("bad_request", "'message_id' must be a string.")
+        self.reply({"message_id": message_id, "stopped": self.chat.stop(message_id)})
+
+
+class HistoryHandler(ChapyterHandler):
+    """``GET``/``DELETE chapyter-ext/history?notebook=PATH``: read or clear a notebook's chats."""
+
+    def _notebook(self) -> str:
+        return self.get_query_argument("notebook", "")
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        """``{"notebook", "chat_id", "messages": [...], "chats": [ids]}``."""
+        view = await self.history.run(self.history.store.get, self._notebook())
+        self.reply(view.to_json())
+
+    @tornado.web.authenticated
+    async def delete(self) -> None:
+        """Forget every chat of the notebook (or only ``chat_id``); returns the emptied view."""
+        chat_id = self.get_query_argument("chat_id", "") or None
+        view = await self.history.run(self.history.store.clear, self._notebook(), chat_id)
+        self.reply(view.to_json())
+
+
+class NewChatHandler(ChapyterHandler):
+    """``POST chapyter-ext/history/new``: start a fresh chat; the old ones stay listed."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        """Body ``{"notebook"}``; returns the new, empty view."""
+        notebook = self.json_body().get("notebook", "")
+        view = await self.history.run(self.history.store.new_chat, notebook)
+        self.reply(view.to_json())
+
+
+def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
+    """Relative URL patterns (the ExtensionApp prepends the server's base_url)."""
+    return [
+        (r"chapyter-ext/config", ConfigHandler),
+        (r"chapyter-ext/models", ModelsHandler),
+        (r"chapyter-ext/chat", ChatHandler),
+        (r"chapyter-ext/chat/stop", StopHandler),
+        (r"chapyter-ext/history", HistoryHandler),
+        (r"chapyter-ext/history/new", NewChatHandler),
+    ]

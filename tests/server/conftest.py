@@ -1,0 +1,199 @@
+"""Fixtures for the server extension: a real Jupyter server with chapyter_ext, talking to the
+loopback OpenAI-compatible server, plus a small server-sent-events reader."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The pytest-jupyter server plugin (jp_fetch, jp_serverapp, ... and its async test runner).
+# pytest honours ``pytest_plugins`` only in the top-level conftest (anywhere else it fails the
+# whole run from the repo root), so its fixtures and hooks are imported here instead, which
+# also keeps them to this folder.
+from pytest_jupyter.jupyter_server import *  # noqa: F403
+
+from chapyter_ext.testing.openai_server import FakeOpenAIServer
+
+API_KEY = "sk-test-SECRET-MARKER-123"
+HEADER_SECRET = "hdr-SECRET-MARKER-456"
+SECRETS = (API_KEY, HEADER_SECRET)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register our marker, and fail on handlers that skip authentication."""
+    config.addinivalue_line(
+        "markers",
+        "chapyter_config(dict or fake -> dict): server config merged into jp_server_config",
+    )
+    # The server only warns about a handler verb without @authenticated; we make it fatal.
+    config.addinivalue_line(
+        "filterwarnings", "error::jupyter_server.utils.JupyterServerAuthWarning"
+    )
+
+
+@pytest.fixture
+def secrets() -> tuple[str, ...]:
+    """Values that must never appear in a response, a log line or a history file."""
+    return SECRETS
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAIServer]:
+    """A started loopback OpenAI-compatible server."""
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def history_dir(tmp_path: Path) -> Path:
+    """Where the extension keeps chat histories in this test."""
+    return tmp_path / "chats"
+
+
+@pytest.fixture
+def jp_server_config(
+    fake: FakeOpenAIServer, history_dir: Path, request: pytest.FixtureRequest
+) -> dict[str, Any]:
+    """chapyter_ext enabled, auth enforced, endpoint = the fake server with a marker key."""
+    config: dict[str, Any] = {
+        "ServerApp": {
+            # pytest-jupyter adds jupyter_server_terminals unless told not to, and its
+            # websocket handler trips the very auth warning this suite turns into an error.
+            "jpserver_extensions": {"chapyter_ext": True, "jupyter_server_terminals": False},
+            "terminals_enabled": False,
+            "allow_unauthenticated_access": False,
+            # A broken extension must fail the test, not just log a warning.
+            "reraise_server_extension_failures": True,
+        },
+        "Chapyter": {
+            "base_url": fake.base_url,
+            "api_key": API_KEY,
+            "model": "fake-model",
+            "extra_headers": {"X-Test-Secret": HEADER_SECRET},
+            # Retries only slow the error tests down; llm.py has its own tests for them.
+            "max_retries": 0,
+            "timeout": 10.0,
+        },
+        "ChapyterExtApp": {"history_dir": str(history_dir)},
+    }
+    marker = request.node.get_closest_marker("chapyter_config")
+    if marker is not None:
+        extra = marker.args[0]
+        if callable(extra):  # config that depends on the fake server (its port)
+            extra = extra(fake)
+        for section, values in extra.items():
+            config.setdefault(section, {}).update(values)
+    return config
+
+
+@pytest.fixture
+def ext_app(jp_serverapp: Any) -> Any:
+    """The running ChapyterExtApp instance."""
+    return jp_serverapp.extension_manager.extension_points["chapyter_ext"].app
+
+
+@pytest.fixture
+def chat_service(jp_serverapp: Any) -> Any:
+    """The extension's ChatService, to look at active streams."""
+    return jp_serverapp.web_app.settings["chapyter_ext_chat"]
+
+
+@dataclass
+class SSEReader:
+    """Parses a text/event-stream body fed chunk by chunk; keeps (event, data, arrival time)."""
+
+    events: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
+    comments: int = 0
+    chunks: int = 0
+    _buffer: str = ""
+    _decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")())
+
+    def feed(self, chunk: bytes) -> None:
+        """Take one network chunk."""
+        self.chunks += 1
+        self._buffer += self._decoder.decode(chunk)
+        while "\n\n" in self._buffer:
+            block, self._buffer = self._buffer.split("\n\n", 1)
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith(":"):
+                    self.comments += 1
+                elif line.startswith("event: "):
+                    name = line[len("event: ") :]
+                elif line.startswith("data: "):
+                    data.append(line[len("data: ") :])
+            if data:
+                self.events.append((name, json.loads("\n".join(data)), time.monotonic()))
+
+    @property
+    def names(self) -> list[str]:
+        """Event names in arrival order."""
+        return [name for name, _, _ in self.events]
+
+    def first(self, name: str) -> dict[str, Any]:
+        """Data of the first event called ``name``."""
+        return next(data for event, data, _ in self.events if event == name)
+
+    def tokens(self) -> list[str]:
+        """Texts of the token events, in order."""
+        return [data["text"] for event, data, _ in self.events if event == "token"]
+
+
+@pytest.fixture
+def post_chat(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
+    """``await post_chat(body)`` -> (response, SSEReader): POST chapyter-ext/chat, streamed."""
+
+    async def post(body: dict[str, Any], reader: SSEReader | None = None, **kwargs: Any):
+        reader = reader or SSEReader()
+        response = await jp_fetch(
+            "chapyter-ext",
+            "chat",
+            method="POST",
+            body=json.dumps(body),
+            streaming_callback=reader.feed,
+            **kwargs,
+        )
+        return response, reader
+
+    return post
+
+
+@pytest.fixture
+def get_json(jp_fetch: Any) -> Callable[..., Awaitable[tuple[int, Any]]]:
+    """``await get_json(*parts, method=..., body=..., params=...)`` -> (status, JSON body)."""
+
+    async def fetch(*parts: str, **kwargs: Any) -> tuple[int, Any]:
+        if isinstance(kwargs.get("body"), dict):
+            kwargs["body"] = json.dumps(kwargs["body"])
+        if kwargs.get("method") == "DELETE":
+            kwargs.setdefault("allow_nonstandard_methods", True)
+        response = await jp_fetch(*parts, raise_error=False, **kwargs)
+        return response.code, json.loads(response.body or b"null")
+
+    return fetch
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
+    """Poll ``check`` until it returns something truthy, or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def wait_until() -> Callable[..., Awaitable[Any]]:
+    """The :func:`eventually` poller, as a fixture (test modules do not import conftest)."""
+    return eventually

@@ -1,0 +1,88 @@
+"""Every chapyter-ext endpoint needs the server's token, and says nothing to those without it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chapyter_ext import __version__
+from chapyter_ext.server.handlers import handlers
+
+ENDPOINTS = [
+    ("GET", "chapyter-ext/config", None),
+    ("GET", "chapyter-ext/models", None),
+    ("POST", "chapyter-ext/chat", {"notebook": "a.ipynb", "message": "hi"}),
+    ("POST", "chapyter-ext/chat/stop", {"message_id": "x"}),
+    ("GET", "chapyter-ext/history?notebook=a.ipynb", None),
+    ("DELETE", "chapyter-ext/history?notebook=a.ipynb", None),
+    ("POST", "chapyter-ext/history/new", {"notebook": "a.ipynb"}),
+]
+
+
+def test_every_route_is_covered_here():
+    assert {pattern for pattern, _ in handlers()} == {
+        path.split("?")[0] for _, path, _ in ENDPOINTS
+    }
+
+
+def test_every_verb_is_authenticated(jp_serverapp):
+    # The same check the server runs at startup (and warns about); empty means all covered.
+    for pattern, handler in handlers():
+        assert jp_serverapp.web_app._check_handler_auth(pattern, handler) == []
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token"])
+@pytest.mark.parametrize(("method", "path", "body"), ENDPOINTS)
+async def test_forbidden_without_token(
+    http_server_client, jp_base_url, fake, secrets, method, path, body, token
+):
+    headers = {"Authorization": f"token {token}"} if token else {}
+    response = await http_server_client.fetch(
+        jp_base_url + path,
+        method=method,
+        headers=headers,
+        body=json.dumps(body) if body is not None else None,
+        allow_nonstandard_methods=True,
+        raise_error=False,
+    )
+    assert response.code == 403
+    text = response.body.decode()
+    for leak in (*secrets, "fake-model", str(fake.port), "Traceback"):
+        assert leak not in text
+    assert json.loads(text)["error"]["kind"] == "forbidden"
+    assert fake.requests == []  # nothing reached the model
+
+
+async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
+    response = await jp_fetch("chapyter-ext", "config")
+    assert json.loads(response.body) == {
+        "models": [{"name": "fake-model", "model": "fake-model", "host": f"127.0.0.1:{fake.port}"}],
+        "default": "fake-model",
+        "version": __version__,
+    }
+    text = response.body.decode() + json.dumps(dict(response.headers))
+    for secret in secrets:
+        assert secret not in text
+    assert fake.base_url not in text  # the full URL could carry userinfo
+
+
+@pytest.mark.chapyter_config(
+    {
+        "ChapyterExtApp": {
+            "models": {
+                "fast": {"model": "fake-model", "temperature": 0.0},
+                "other-host": {"model": "llama3", "base_url": "http://localhost:9/v1"},
+            },
+            "default_model": "other-host",
+        }
+    }
+)
+async def test_config_with_named_models(jp_fetch, secrets):
+    data = json.loads((await jp_fetch("chapyter-ext", "config")).body)
+    assert data["default"] == "other-host"
+    assert data["models"] == [
+        {"name": "fast", "model": "fake-model", "host": data["models"][0]["host"]},
+        {"name": "other-host", "model": "llama3", "host": "localhost:9"},
+    ]
+    assert not any(secret in json.dumps(data) for secret in secrets)

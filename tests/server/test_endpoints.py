@@ -1,0 +1,75 @@
+"""Named endpoints built from ChapyterExtApp.models and the shared Chapyter settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from chapyter_ext.config import Chapyter
+from chapyter_ext.server.endpoints import EndpointConfigError, ModelRegistry
+
+SHARED_URL = "https://llm.example.com/v1"
+
+
+@pytest.fixture
+def settings() -> Chapyter:
+    return Chapyter(
+        base_url=SHARED_URL,
+        api_key="sk-shared-key-0001",
+        model="big-model",
+        temperature=0.7,
+        extra_headers={"X-Org": "org-secret-0002"},
+    )
+
+
+def test_no_models_means_the_shared_endpoint(settings):
+    registry = ModelRegistry.from_config({}, "", settings)
+    assert list(registry) == ["big-model"]
+    name, endpoint = registry.get(None)
+    assert (name, endpoint.model, endpoint.api_key) == ("big-model", "big-model", settings.api_key)
+    assert registry.public_info() == [
+        {"name": "big-model", "model": "big-model", "host": "llm.example.com"}
+    ]
+
+
+def test_entries_inherit_settings_but_not_credentials_for_other_hosts(settings):
+    registry = ModelRegistry.from_config(
+        {
+            "same": {"model": "small-model", "max_tokens": 99},
+            "local": {"model": "llama3", "base_url": "http://localhost:11434/v1"},
+            "own-key": {"base_url": "http://other:1/v1", "api_key": "sk-other-key-0003"},
+        },
+        "local",
+        settings,
+    )
+    assert registry.default == "local"
+    same, local, own = (registry.get(n)[1] for n in ("same", "local", "own-key"))
+    assert (same.base_url, same.api_key, same.max_tokens) == (SHARED_URL, settings.api_key, 99)
+    assert same.extra_headers == (("X-Org", "org-secret-0002"),)
+    assert same.temperature == 0.7
+    assert (local.api_key, local.extra_headers, local.temperature) == ("", (), 0.7)
+    assert (own.model, own.api_key) == ("own-key", "sk-other-key-0003")
+    assert set(registry.secrets()) == {"sk-shared-key-0001", "org-secret-0002", "sk-other-key-0003"}
+    info = registry.public_info()
+    assert [m["host"] for m in info] == ["llm.example.com", "localhost:11434", "other:1"]
+    assert not any(s in str(info) for s in registry.secrets())
+    assert not any(s in repr(local) + repr(same) for s in registry.secrets())
+
+
+@pytest.mark.parametrize(
+    ("models", "default"),
+    [
+        ({"x": {"modle": "typo"}}, ""),
+        ({"x": "not a dict"}, ""),
+        ({"x": {"model": "m"}}, "y"),
+        ({}, "nope"),
+        ({"x": {"temperature": "hot", "max_tokens": None, "extra_headers": 3}}, ""),
+    ],
+)
+def test_bad_configuration_is_refused(settings, models, default):
+    with pytest.raises(EndpointConfigError):
+        ModelRegistry.from_config(models, default, settings)
+
+
+def test_unknown_name_is_a_key_error(settings):
+    with pytest.raises(KeyError):
+        ModelRegistry.from_config({}, "", settings).get("missing")
