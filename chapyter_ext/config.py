@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
-from traitlets import Bool, Dict, Float, Int, Unicode, default
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, Unicode, default
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -52,17 +52,30 @@ class Chapyter(Configurable):
     context_budget = Int(
         6000,
         config=True,
-        help="Characters of kernel context (variables, recent cells, last error) sent with a request.",
+        help="Characters of kernel context (variables, recent cells, last error) per request.",
     )
     send_context = Bool(
         True,
         config=True,
-        help="Send a summary of the kernel's variables, recent cells and last error with each request.",
+        help="Send a summary of the kernel's variables, recent cells and last error.",
+    )
+    batch_mode = CaselessStrEnum(
+        ["replay", "regenerate"],
+        config=True,
+        help="What %%ai does in a batch run (nbconvert --execute, jupyter execute, papermill, "
+        "nbclient): 'replay' (default) asks no model, the committed generated cell below runs; "
+        "'regenerate' asks the model again, which is not reproducible "
+        "(env CHAPYTER_REGENERATE=1 means 'regenerate').",
     )
 
     @default("model")
     def _default_model(self) -> str:
         return os.environ.get("CHAPYTER_MODEL") or DEFAULT_MODEL
+
+    @default("batch_mode")
+    def _default_batch_mode(self) -> str:
+        flag = os.environ.get("CHAPYTER_REGENERATE", "").strip().lower()
+        return "regenerate" if flag in ("1", "true", "yes", "on") else "replay"
 
     @default("base_url")
     def _default_base_url(self) -> str:

@@ -109,6 +109,14 @@ class AIMagics(Magics):
         help="Insert the generated code below without running it, for review.",
     )
     @argument(
+        "--run",
+        action="store_true",
+        help="Also run the code right away where no frontend runs it: terminal IPython "
+        "(instead of leaving it at the next prompt) or a kernel without chapyter-ext's "
+        "JupyterLab extension (VS Code, Notebook 6). Never twice: JupyterLab with the "
+        "extension runs it in the cell below, a batch run replays.",
+    )
+    @argument(
         "--no-context",
         action="store_true",
         help="Send only the request: no variables, recent cells or last error.",
@@ -124,22 +132,35 @@ class AIMagics(Magics):
 
         Usage::
 
-            %%ai [--model NAME] [--no-run] [--no-context] [--regenerate]
+            %%ai [--model NAME] [--no-run | --run] [--no-context] [--regenerate]
             plot the monthly revenue in df as a bar chart
 
         The request goes to the configured OpenAI-compatible endpoint together with a short,
         redacted summary of this kernel (variables, DataFrame columns, recent cells, the last
         error). The code of the answer lands in a new cell directly below this one; in
         JupyterLab it runs there at once, linked to this cell, and running this cell again
-        replaces it. Settings: ``%ai status``, ``%config Chapyter``.
-        """
-        args = parse_argstring(self.ai, line)
-        request = cell.strip()
-        if not request:
-            raise ChapyterError("The request is empty: write what you want below the %%ai line.")
-        return self._generate(request, args)
+        replaces it. In terminal IPython it waits at the next prompt (``--run`` runs it).
 
-    def _generate(self, request: str, args) -> None:
+        Batch runs (``jupyter nbconvert --execute``, ``jupyter execute``, papermill, nbclient)
+        replay: no model is asked, and the committed generated cell below runs as the next
+        cell. ``CHAPYTER_REGENERATE=1`` (or ``Chapyter.batch_mode = "regenerate"``) asks the
+        model there too, which is not reproducible. Settings: ``%ai status``,
+        ``%config Chapyter``.
+        """
+        from .replay import REPLAY_LINE, identify_caller
+
+        args = parse_argstring(self.ai, line)
+        if args.run and args.no_run:
+            raise ChapyterError("--run and --no-run contradict each other: choose one.")
+        if not cell.strip():
+            raise ChapyterError("The request is empty: write what you want below the %%ai line.")
+        caller = identify_caller(self.shell)
+        if caller.is_batch and self.settings.batch_mode != "regenerate":
+            print(REPLAY_LINE)
+            return None
+        return self._generate(cell, args, caller)
+
+    def _generate(self, cell: str, args, caller) -> None:
         from .context import kernel_context
         from .llm import Endpoint, LLMError, complete
         from .prompts import (
@@ -156,7 +177,7 @@ class AIMagics(Magics):
         context = None
         if settings.send_context and not args.no_context:
             context = kernel_context(self.shell, budget=settings.context_budget)
-        messages = build_messages(request, context)
+        messages = build_messages(cell.strip(), context)
 
         progress = _Progress(self.shell, endpoint.model)
         try:
@@ -170,16 +191,28 @@ class AIMagics(Magics):
             progress.finish("Interrupted: nothing was inserted.", state="failed")
             raise ChapyterError("Interrupted: nothing was inserted.") from None
 
-        run = not args.no_run
+        # Who runs the code: the frontend (JupyterLab with chapyter-ext), this kernel (--run
+        # where nothing else would), or nobody yet. Never two of them, and never in a batch
+        # run, whose runner goes on to the committed generated cell below.
+        run_here = args.run and not caller.frontend_runs_code and not caller.is_batch
+        run = not args.no_run and not run_here
         n_lines = code.count("\n") + 1
-        where = "below" if self._in_kernel else "at the next prompt"
-        verb = "inserted " + where + (" and run" if run and self._in_kernel else "")
-        progress.finish(
-            f"✓ {n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
-            f"in {completion.elapsed:.1f} s, {verb}."
+        done = (
+            f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
+            f"in {completion.elapsed:.1f} s"
         )
+        if caller.is_batch:
+            note = f"↻ regenerated in a batch run (not reproducible): {done}."
+        elif not self._in_kernel:
+            note = f"✓ {done}, " + ("running it:" if run_here else "inserted at the next prompt.")
+        elif run_here:
+            note = f"✓ {done}, run here and inserted below."
+        else:
+            note = f"✓ {done}, inserted below" + (" and run." if run else ".")
+        progress.finish(note)
         metadata = generated_metadata(
-            prompt_sha256=request_sha256(request),
+            # The request as the frontend hashes it: the cell below the magic line, normalised.
+            prompt_sha256=request_sha256(cell),
             model=completion.model,
             endpoint_host=endpoint.host,
             temperature=endpoint.temperature,
@@ -188,21 +221,29 @@ class AIMagics(Magics):
             attempts=completion.attempts,
             code=code,
         )
-        self._deliver(code, metadata, run=run)
+        self._deliver(code, metadata, run=run, run_here=run_here)
 
     @property
     def _in_kernel(self) -> bool:
         return getattr(self.shell, "kernel", None) is not None
 
-    def _deliver(self, code: str, metadata: dict, *, run: bool) -> None:
+    def _deliver(self, code: str, metadata: dict, *, run: bool, run_here: bool) -> None:
         """Put the code in a new cell below, the portable way: IPython's set_next_input payload.
 
         Every Jupyter frontend inserts the text as a new cell below; chapyter-ext's JupyterLab
         extension reads the extra ``chapyter`` entry instead, to link the cells and run the code.
+        With ``run_here`` the code also runs now: in a terminal as the next input, once this
+        cell is done (so it gets its own history entry and ``Out[n]``, as if typed); in a kernel
+        inside this cell, whose output it then shares.
         """
         if not self._in_kernel:
-            self.shell.set_next_input(code)
+            if run_here:
+                self._run_after_this_cell(code)
+            else:
+                self.shell.set_next_input(code)
             return
+        if run_here:
+            self.shell.run_cell(code, store_history=False)
         self.shell.payload_manager.write_payload(
             {
                 "source": "set_next_input",
@@ -211,6 +252,15 @@ class AIMagics(Magics):
                 METADATA_KEY: {"metadata": metadata, "run": run},
             }
         )
+
+    def _run_after_this_cell(self, code: str) -> None:
+        shell = self.shell
+
+        def run(result=None) -> None:
+            shell.events.unregister("post_run_cell", run)
+            shell.run_cell(code, store_history=True)
+
+        shell.events.register("post_run_cell", run)
 
     @line_magic("ai")
     def ai_line(self, line: str):

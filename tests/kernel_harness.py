@@ -56,7 +56,9 @@ class Kernel:
     """One kernel process with its own environment."""
 
     def __init__(self, env: dict[str, str]):
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHAPYTER_"))}
+        full_env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHAPYTER_"))
+        }
         full_env.update(env)
         full_env["PYTHONPATH"] = os.pathsep.join(sys.path)
         self.km, self.kc = start_new_kernel(kernel_name="python3", env=full_env)
@@ -64,7 +66,7 @@ class Kernel:
     def run(self, code: str, timeout: float = 60) -> Execution:
         outputs: list[dict] = []
         reply = self.kc.execute_interactive(
-            code, output_hook=outputs.append, timeout=timeout, allow_stdin=False
+            code, output_hook=outputs.append, timeout=timeout, allow_stdin=True
         )
         return Execution(reply=reply, outputs=outputs)
 

@@ -9,6 +9,9 @@ export const METADATA_KEY = 'chapyter';
 /** Version of the provenance schema this frontend writes. */
 export const SCHEMA_VERSION = 1;
 
+/** Execute-request metadata key by which the kernel knows this frontend runs the code. */
+export const FRONTEND_MARKER = 'chapyter_frontend';
+
 /** MIME type of the live progress the kernel shows while the model answers. */
 export const PROGRESS_MIME = 'application/vnd.chapyter-ext.progress+json';
 

@@ -1,0 +1,95 @@
+"""The ``chapyter-ext`` command: ``check`` for git workflows, ``regenerate`` for batch runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .check import check_paths, summary_line
+
+    findings, read = check_paths(args.notebooks, strict=args.strict, orphans=args.orphans)
+    for finding in findings:
+        print(finding)
+    print(summary_line(findings, read))
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _regenerate(args: argparse.Namespace) -> int:
+    from .replay import RegenerateError, regenerate_file
+
+    try:
+        report = regenerate_file(
+            args.notebook, args.output, timeout=args.timeout, kernel_name=args.kernel
+        )
+    except RegenerateError as err:
+        print(f"chapyter-ext regenerate: {err}", file=sys.stderr)
+        return 1
+    for line in report.lines():
+        print(line)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for the docs and the tests)."""
+    parser = argparse.ArgumentParser(
+        prog="chapyter-ext",
+        description="Tools for notebooks with %%ai cells.",
+    )
+    parser.add_argument("--version", action="version", version=f"chapyter-ext {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check",
+        help="check that every %%ai prompt has its generated cell, up to date",
+        description="List AI cells that are out of step with their prompts, as "
+        "'path:cell N (id): severity: message' lines and a summary. Exits 1 on any error. "
+        "Errors: a prompt without a generated cell; a generated cell whose prompt changed "
+        "(request or model). Warnings (errors with --strict): generated code edited by hand; "
+        "a copied generated cell; with --orphans, a generated cell whose prompt is gone.",
+    )
+    check.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help=".ipynb files")
+    check.add_argument(
+        "--strict", action="store_true", help="treat warnings (hand edits, copies) as errors"
+    )
+    check.add_argument(
+        "--orphans",
+        action="store_true",
+        help="also report generated cells whose %%ai prompt was deleted",
+    )
+    check.set_defaults(run=_check)
+
+    regenerate = commands.add_parser(
+        "regenerate",
+        help="run a notebook, asking the model again for every %%ai cell (not reproducible)",
+        description="Execute NOTEBOOK top to bottom with every %%ai cell asking the model "
+        "again (CHAPYTER_REGENERATE=1 in the kernel); each answer replaces its generated cell "
+        "(or is inserted below the prompt), with provenance, and runs. Hand-edited generated "
+        "cells are kept. Needs the endpoint and key, like JupyterLab.",
+    )
+    regenerate.add_argument("notebook", metavar="NOTEBOOK")
+    regenerate.add_argument(
+        "-o", "--output", metavar="PATH", help="where to write the result (default: in place)"
+    )
+    regenerate.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds per cell (default 600)"
+    )
+    regenerate.add_argument(
+        "--kernel", default=None, help="kernel name (default: the notebook's own)"
+    )
+    regenerate.set_defaults(run=_regenerate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``chapyter-ext`` console script."""
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""Headless runs replay, they do not regenerate.
+
+Two halves:
+
+* Kernel side (:func:`identify_caller`): who sent the ``%%ai`` cell. A batch runner
+  (``jupyter nbconvert --execute``, ``jupyter execute``, papermill, nbclient) runs a committed
+  notebook whose generated cells are already there, so ``%%ai`` asks no model and says so in
+  one line; the generated cell below then runs as the next cell, once. Interactive frontends
+  (JupyterLab, Notebook 7, VS Code, consoles) and terminal IPython generate as always.
+* Notebook side (:func:`regenerate_notebook`): the explicit, not reproducible opposite, a
+  batch run in which every ``%%ai`` asks again and its answer replaces its generated cell,
+  linked exactly as the JupyterLab frontend links it (``chapyter-ext regenerate``).
+
+How a batch run is told apart, from the execute_request the kernel is answering
+(``kernel.get_parent()``): nbclient, which every batch runner above uses, sends
+``allow_stdin: false`` and no request metadata; JupyterLab and Notebook 7 send
+``allow_stdin: true`` and the cell's ``cellId`` in the metadata; VS Code sends both too;
+jupyter console, qtconsole and ``jupyter run`` send ``allow_stdin: true``. So: a request with
+neither stdin nor a cell id comes from a batch runner. Nothing depends on execution counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .provenance import METADATA_KEY
+
+#: What a ``%%ai`` cell prints in a batch run instead of asking the model.
+REPLAY_LINE = (
+    "↻ replay: batch run, the generated cell below runs as committed "
+    "(set CHAPYTER_REGENERATE=1 to ask the model; not reproducible)"
+)
+
+#: Key of the execute_request metadata by which chapyter-ext's JupyterLab executor says that
+#: it inserts, links and runs generated code itself (so the kernel must not run it too).
+FRONTEND_MARKER = "chapyter_frontend"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent the cell being run."""
+
+    #: "terminal" (IPython without a kernel), "interactive" (a person at a frontend) or
+    #: "batch" (a runner executing a saved notebook, with nobody to answer).
+    kind: str
+    #: chapyter-ext's JupyterLab executor sent it: it puts the code below and runs it.
+    frontend_runs_code: bool = False
+
+    @property
+    def is_batch(self) -> bool:
+        return self.kind == "batch"
+
+
+def identify_caller(shell: Any) -> Caller:
+    """Tell a batch run from a person, from the request being answered (see module doc)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return Caller("terminal")
+    request = _parent_request(shell, kernel)
+    metadata = request.get("metadata") or {}
+    content = request.get("content") or {}
+    if isinstance(metadata.get(FRONTEND_MARKER), dict):
+        return Caller("interactive", frontend_runs_code=True)
+    if metadata.get("cellId") or content.get("allow_stdin"):
+        return Caller("interactive")
+    return Caller("batch")
+
+
+def _parent_request(shell: Any, kernel: Any) -> dict:
+    # ipykernel >= 6: the execute_request of the cell being run (context-aware with
+    # subshells); the shell's parent_header is the same message in older versions.
+    try:
+        request = kernel.get_parent("shell")
+    except Exception:
+        request = getattr(shell, "parent_header", None)
+    return request if isinstance(request, dict) else {}
+
+
+# -- headless regeneration (``chapyter-ext regenerate``) -------------------------------------
+
+
+class RegenerateError(Exception):
+    """A regeneration that could not finish; the notebook file is left as it was."""
+
+
+@dataclass
+class RegenerateReport:
+    """What a regeneration did, cell by cell (1-based positions in the result)."""
+
+    path: str
+    inserted: list[int] = field(default_factory=list)
+    replaced: list[int] = field(default_factory=list)
+    unchanged: list[int] = field(default_factory=list)
+    kept_edited: list[int] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{self.path}:cell {n}: kept, edited by hand" for n in self.kept_edited]
+        out.append(
+            f"chapyter-ext regenerate: {self.path}: {len(self.replaced)} replaced, "
+            f"{len(self.inserted)} inserted, {len(self.unchanged)} unchanged, "
+            f"{len(self.kept_edited)} kept (edited by hand). Not reproducible: review the diff."
+        )
+        return out
+
+
+def generation_payload(execute_reply: dict) -> tuple[str, dict] | None:
+    """The generated code and provenance in an execute reply (``readPayload`` in executor.ts)."""
+    content = execute_reply.get("content", execute_reply)
+    for item in content.get("payload") or []:
+        if item.get("source") == "set_next_input" and item.get(METADATA_KEY):
+            entry = item[METADATA_KEY]
+            return str(item.get("text") or ""), dict(entry.get("metadata") or {})
+    return None
+
+
+def apply_generation(
+    cells: list,
+    prompt_index: int,
+    code: str,
+    provenance: dict,
+    *,
+    new_cell: Callable[[str, dict], Any],
+) -> tuple[int, str]:
+    """Put generated code under its prompt as the frontend does (``_upsertGenerated``).
+
+    Replaces the linked generated cell's code and metadata, or inserts a new code cell directly
+    below the prompt, and links the prompt to it. A cell edited by hand is kept (the frontend
+    asks first; a batch run cannot); the same code again keeps its provenance (no diff).
+    Returns the generated cell's index and what happened: "inserted", "replaced", "unchanged"
+    or "kept-edited".
+    """
+    from .check import find_generated_index, generated_metadata, is_edited, prompt_metadata
+
+    prompt = cells[prompt_index]
+    metadata = generated_metadata(provenance, prompt["id"])
+    index = find_generated_index(cells, prompt_index)
+    if index < 0:
+        index = prompt_index + 1
+        cells.insert(index, new_cell(code, {METADATA_KEY: metadata}))
+        outcome = "inserted"
+    else:
+        existing = cells[index]
+        if is_edited(existing):
+            recorded = existing["metadata"][METADATA_KEY]
+            existing["metadata"][METADATA_KEY] = {**recorded, "edited": True}
+            return index, "kept-edited"
+        recorded = existing["metadata"].get(METADATA_KEY, {})
+        same = ("generated_from", "prompt_sha256", "model", "code_sha256")
+        if existing.get("source") == code and all(recorded.get(k) == metadata.get(k) for k in same):
+            # The same answer again: its provenance stays, so the file does not change.
+            outcome = "unchanged"
+        else:
+            outcome = "replaced"
+            existing["source"] = code
+            existing["metadata"][METADATA_KEY] = metadata
+        existing["outputs"] = []
+        existing["execution_count"] = None
+    prompt.setdefault("metadata", {})[METADATA_KEY] = prompt_metadata(cells[index]["id"])
+    return index, outcome
+
+
+def regenerate_notebook(
+    nb: Any,
+    *,
+    path: str = "<notebook>",
+    cwd: str | None = None,
+    timeout: float = 600.0,
+    kernel_name: str | None = None,
+    env: dict[str, str] | None = None,
+    new_cell_id: Callable[[str], str] | None = None,
+    on_generated: Callable[[Any, Any], None] | None = None,
+) -> RegenerateReport:
+    """Execute ``nb`` in place with every ``%%ai`` asking the model again.
+
+    The kernel gets ``CHAPYTER_REGENERATE=1``; after each prompt cell, its answer goes into the
+    notebook (:func:`apply_generation`) before nbclient reaches the next cell, so the new code
+    is what runs. ``new_cell_id(prompt_id)`` names inserted cells (random ids otherwise);
+    ``on_generated(generated_cell, prompt_cell)`` sees each answer before it runs.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    _ensure_cell_ids(nb)
+    report = RegenerateReport(path)
+
+    def new_cell(code: str, metadata: dict) -> Any:
+        cell = nbformat.v4.new_code_cell(source=code, metadata=metadata)
+        if new_cell_id is not None:
+            cell["id"] = new_cell_id(metadata[METADATA_KEY]["generated_from"])
+        return cell
+
+    def on_cell_executed(cell: Any, cell_index: int, execute_reply: dict) -> None:
+        generation = generation_payload(execute_reply)
+        if generation is None or cell is not client.nb.cells[cell_index]:
+            return
+        index, outcome = apply_generation(
+            client.nb.cells, cell_index, generation[0], generation[1], new_cell=new_cell
+        )
+        {
+            "inserted": report.inserted,
+            "replaced": report.replaced,
+            "unchanged": report.unchanged,
+            "kept-edited": report.kept_edited,
+        }[outcome].append(index + 1)
+        if on_generated is not None:
+            on_generated(client.nb.cells[index], cell)
+
+    kernel_env = dict(os.environ if env is None else env)
+    kernel_env["CHAPYTER_REGENERATE"] = "1"
+    # No per-cell timing metadata: it would make every run a diff.
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "on_cell_executed": on_cell_executed,
+        "record_timing": False,
+    }
+    if cwd is not None:
+        options["resources"] = {"metadata": {"path": cwd}}
+    if kernel_name:
+        options["kernel_name"] = kernel_name
+    client = NotebookClient(nb, **options)
+    try:
+        client.execute(env=kernel_env)
+    except CellExecutionError as err:
+        first = str(err).strip().splitlines()
+        raise RegenerateError(f"a cell failed: {first[-1] if first else err}") from None
+    return report
+
+
+def regenerate_file(
+    path: str,
+    output: str | None = None,
+    *,
+    timeout: float = 600.0,
+    kernel_name: str | None = None,
+) -> RegenerateReport:
+    """:func:`regenerate_notebook` on a file, written to ``output`` (default: in place)."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as err:
+        raise RegenerateError(f"cannot read {path}: {err}") from None
+    cwd = os.path.dirname(os.path.abspath(path))
+    report = regenerate_notebook(nb, path=path, cwd=cwd, timeout=timeout, kernel_name=kernel_name)
+    nbformat.write(nb, output or path)
+    return report
+
+
+def _ensure_cell_ids(nb: Any) -> None:
+    # Links are by cell id, which nbformat 4.5 introduced; JupyterLab 4 upgrades the same way.
+    from nbformat.v4.nbbase import random_cell_id
+
+    if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
+        nb["nbformat_minor"] = 5
+    for cell in nb.get("cells", []):
+        if not cell.get("id"):
+            cell["id"] = random_cell_id()

@@ -1,0 +1,352 @@
+"""``chapyter-ext check``: findings on crafted notebooks, exit codes, and the pre-commit hook."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from chapyter_ext.check import (
+    check_notebook,
+    code_sha256,
+    find_generated_index,
+    generated_metadata,
+    parse_prompt,
+    prompt_metadata,
+)
+from chapyter_ext.cli import main
+from chapyter_ext.prompts import request_sha256
+from chapyter_ext.provenance import generated_metadata as kernel_provenance
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.ipynb"))
+CHAPYTER_EXT = shutil.which("chapyter-ext", path=os.path.dirname(sys.executable))
+
+
+def cell(kind: str, source: str, cell_id: str, chapyter: dict | None = None):
+    new = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    c = new(source)
+    c["id"] = cell_id
+    if chapyter is not None:
+        c["metadata"]["chapyter"] = chapyter
+    return c
+
+
+def linked_pair(prompt_id: str, request: str, code: str, *, model: str = "gpt-4o-mini", line=""):
+    """A prompt and its generated cell, with exactly the metadata the frontend writes."""
+    provenance = kernel_provenance(
+        prompt_sha256=request_sha256(request),
+        model=model,
+        endpoint_host="api.openai.com",
+        temperature=0.2,
+        max_tokens=2048,
+        context_chars=120,
+        attempts=1,
+        code=code,
+        created="2025-01-01T00:00:00Z",
+    )
+    generated_id = f"{prompt_id}-code"
+    prompt = cell("code", f"%%ai{line}\n{request}", prompt_id, prompt_metadata(generated_id))
+    generated = cell("code", code, generated_id, generated_metadata(provenance, prompt_id))
+    return prompt, generated
+
+
+def notebook(*cells) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=list(cells))
+
+
+def clean() -> nbformat.NotebookNode:
+    p1, g1 = linked_pair("ask-sum", "sum the revenue", "print(sales.revenue.sum())")
+    p2, g2 = linked_pair("ask-plot", "plot it", "sales.plot()", model="qwen", line=" -m qwen")
+    return notebook(
+        cell("markdown", "# Title", "title"), cell("code", "x = 1", "setup"), p1, g1, p2, g2
+    )
+
+
+def messages(nb, **options) -> list[str]:
+    return [str(f) for f in check_notebook(nb, "nb.ipynb", **options)]
+
+
+# -- link rules: the same as links.ts ----------------------------------------------------
+
+
+def test_metadata_mirrors_the_frontend():
+    prompt, generated = linked_pair("p", "plot x", "plt.plot(x)")
+    assert prompt.metadata.chapyter == {"schema": 1, "role": "prompt", "generated_cell": "p-code"}
+    assert list(generated.metadata.chapyter) == [
+        "schema",
+        "role",
+        "source",
+        "generated_from",
+        "prompt_sha256",
+        "model",
+        "endpoint",
+        "parameters",
+        "created",
+        "context_chars",
+        "attempts",
+        "code_sha256",
+        "edited",
+    ]
+    assert generated.metadata.chapyter["code_sha256"] == code_sha256("plt.plot(x)")
+
+
+def test_parse_prompt_like_prompt_ts():
+    parsed = parse_prompt("\n%%ai --no-run -m small\r\nplot x\r\n")
+    assert parsed.model == "small" and parsed.flags == {"--no-run"}
+    assert parsed.request == "plot x\n"
+    assert parse_prompt("%%ai --model=big\nq").model == "big"
+    assert parse_prompt("%%air\nq") is None
+    assert parse_prompt("  %%ai\nq") is None  # the magic must start its line, as in prompt.ts
+    assert parse_prompt("# %%ai\nq") is None
+
+
+def test_a_copied_prompt_does_not_take_over_the_generated_cell():
+    prompt, generated = linked_pair("p", "plot x", "plt.plot(x)")
+    copy = cell("code", prompt.source, "p-copy", dict(prompt.metadata.chapyter))
+    cells = [prompt, generated, copy]
+    assert find_generated_index(cells, 0) == 1
+    assert find_generated_index(cells, 2) == -1
+
+
+def test_a_stale_link_falls_back_to_the_back_link():
+    prompt, generated = linked_pair("p", "plot x", "plt.plot(x)")
+    prompt.metadata.chapyter["generated_cell"] = "gone"
+    assert find_generated_index([prompt, cell("code", "y", "other"), generated], 0) == 2
+
+
+# -- findings ------------------------------------------------------------------------------
+
+
+def test_clean_notebook_has_no_findings():
+    assert messages(clean()) == []
+
+
+def test_prompt_without_generated_cell():
+    nb = clean()
+    nb.cells.insert(2, cell("code", "%%ai\nload the data", "ask-load"))
+    assert messages(nb) == [
+        "nb.ipynb:cell 3 (ask-load): error: %%ai prompt without a generated cell: "
+        "run it to generate one"
+    ]
+
+
+def test_changed_request_is_an_error():
+    nb = clean()
+    nb.cells[2].source = "%%ai\nsum the revenue per region"
+    (line,) = messages(nb)
+    assert line.startswith("nb.ipynb:cell 4 (ask-sum-code): error: prompt (cell 3) changed")
+
+
+def test_request_hash_ignores_what_the_frontend_ignores():
+    nb = clean()
+    nb.cells[2].source = "%%ai\r\n\nsum the revenue   \n\n"
+    assert messages(nb) == []
+
+
+def test_other_model_is_an_error():
+    nb = clean()
+    nb.cells[4].source = "%%ai -m llama\nplot it"
+    (line,) = messages(nb)
+    assert "cell 6 (ask-plot-code): error:" in line
+    assert "'llama'" in line and "'qwen'" in line
+
+
+def test_hand_edit_is_a_warning_or_with_strict_an_error():
+    nb = clean()
+    nb.cells[3].source += "\nprint('checked')"
+    (line,) = messages(nb)
+    assert line.startswith("nb.ipynb:cell 4 (ask-sum-code): warning: code edited by hand")
+    (strict,) = messages(nb, strict=True)
+    assert ": error: code edited by hand" in strict
+
+
+def test_orphan_only_when_asked():
+    nb = clean()
+    del nb.cells[2]  # the prompt of ask-sum-code
+    assert messages(nb) == []
+    assert messages(nb, orphans=True) == [
+        "nb.ipynb:cell 3 (ask-sum-code): warning: generated cell whose %%ai prompt is gone"
+    ]
+
+
+def test_copied_generated_cell_would_run_twice():
+    nb = clean()
+    copy = nbformat.from_dict(dict(nb.cells[3]))
+    copy["id"] = "pasted"
+    nb.cells.append(copy)
+    (line,) = messages(nb)
+    assert line.startswith("nb.ipynb:cell 7 (pasted): warning: copy of a generated cell")
+
+
+def test_chat_cells_have_no_prompt_and_are_fine():
+    provenance = kernel_provenance(
+        prompt_sha256="",
+        model="m",
+        endpoint_host="h",
+        temperature=0.2,
+        max_tokens=10,
+        context_chars=0,
+        attempts=1,
+        code="x = 2",
+        source="chat",
+    )
+    nb = notebook(cell("code", "x = 2", "from-chat", provenance))
+    assert messages(nb, orphans=True, strict=True) == []
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def write(nb, path: Path) -> str:
+    nbformat.write(nb, path)
+    return str(path)
+
+
+def test_cli_exit_codes_and_summary(tmp_path, capsys):
+    good = write(clean(), tmp_path / "good.ipynb")
+    edited = clean()
+    edited.cells[3].source = "print('mine')"
+    edited_path = write(edited, tmp_path / "edited.ipynb")
+    missing = clean()
+    missing.cells.append(cell("code", "%%ai\nmore", "ask-more"))
+    missing_path = write(missing, tmp_path / "missing.ipynb")
+    (tmp_path / "broken.ipynb").write_text("{not json")
+
+    assert main(["check", good]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "chapyter-ext check: 1 notebook, AI cells up to date."
+    ]
+    assert main(["check", good, edited_path]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{edited_path}:cell 4 (ask-sum-code): warning:")
+    assert out[-1] == "chapyter-ext check: 2 notebooks, 0 errors, 1 warning."
+    assert main(["check", "--strict", edited_path]) == 1
+    capsys.readouterr()
+    assert main(["check", missing_path, str(tmp_path / "broken.ipynb")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        f"{missing_path}:cell 7 (ask-more): error: %%ai prompt without a generated cell: "
+        "run it to generate one"
+    )
+    assert out[1].startswith(f"{tmp_path / 'broken.ipynb'}: error: not a readable notebook")
+    assert out[-1] == "chapyter-ext check: 1 notebook, 2 errors, 0 warnings."
+
+
+def test_console_script(tmp_path):
+    bad = clean()
+    bad.cells[2].source = "%%ai\nsomething else"
+    path = write(bad, tmp_path / "bad.ipynb")
+    run = subprocess.run([CHAPYTER_EXT, "check", path], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "error: prompt (cell 3) changed" in run.stdout
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_committed_examples_are_up_to_date(example, capsys):
+    assert main(["check", "--strict", "--orphans", str(example)]) == 0, capsys.readouterr().out
+
+
+# -- as a pre-commit hook -------------------------------------------------------------------
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=test@example.org", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=check,
+    )
+
+
+def test_pre_commit_hook_blocks_a_stale_notebook(tmp_path):
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "chapyter-ext-check"
+    assert hook["entry"] == "chapyter-ext check"
+    assert hook["types"] == ["jupyter"] and hook["language"] == "python"
+    # As a project that has chapyter-ext installed would use it: a local hook, same fields.
+    local = {**hook, "language": "system"}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]})
+    )
+    bin_dir = os.path.dirname(sys.executable)
+    env = {
+        **os.environ,
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    subprocess.run([os.path.join(bin_dir, "pre-commit"), "install"], cwd=repo, env=env, check=True)
+
+    def commit(message: str) -> subprocess.CompletedProcess:
+        git(repo, "add", "-A")
+        return subprocess.run(
+            ["git", "-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-m", message],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    stale = clean()
+    stale.cells[2].source = "%%ai\nsum the revenue per month"
+    write(stale, repo / "analysis.ipynb")
+    blocked = commit("stale")
+    assert blocked.returncode != 0
+    assert "chapyter-ext" in blocked.stdout + blocked.stderr
+    assert "analysis.ipynb:cell 4 (ask-sum-code): error: prompt (cell 3) changed" in (
+        blocked.stdout + blocked.stderr
+    )
+    assert git(repo, "rev-parse", "--verify", "HEAD", check=False).returncode != 0
+
+    write(clean(), repo / "analysis.ipynb")
+    passed = commit("up to date")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert git(repo, "log", "--oneline").stdout.count("\n") == 1
+
+
+# -- with nbstripout (docs/reproducibility.md) ---------------------------------------------------
+
+
+def test_nbstripout_needs_keep_id_to_keep_the_links():
+    from nbstripout import strip_output
+
+    example = ROOT / "examples" / "sales_analysis.ipynb"
+
+    def stripped(**keep) -> nbformat.NotebookNode:
+        nb = nbformat.read(example, as_version=4)
+        options = {"keep_output": False, "keep_count": False, "keep_id": False, **keep}
+        return strip_output(nb, extra_keys=NBSTRIPOUT_DEFAULT_KEYS, **options)
+
+    # By default nbstripout renumbers cell ids: every link breaks.
+    broken = messages(stripped())
+    assert broken and all("without a generated cell" in line for line in broken)
+    # --keep-id: the chapyter metadata is kept as it is, outputs go.
+    kept = stripped(keep_id=True)
+    assert messages(kept) == []
+    assert all(not c.get("outputs") for c in kept.cells if c.cell_type == "code")
+    # --keep-id --keep-output, for committed examples: nothing but volatile keys goes.
+    assert messages(stripped(keep_id=True, keep_output=True)) == []
+
+
+# nbstripout's own defaults (its --extra-keys adds to these): none is chapyter's.
+NBSTRIPOUT_DEFAULT_KEYS = [
+    "metadata.signature",
+    "metadata.widgets",
+    "cell.metadata.collapsed",
+    "cell.metadata.ExecuteTime",
+    "cell.metadata.execution",
+    "cell.metadata.heading_collapsed",
+    "cell.metadata.hidden",
+    "cell.metadata.scrolled",
+]
