@@ -8,26 +8,43 @@ Everything here is pure, cheap and bounded:
   ``df.iloc[:rows, :columns]``; a container from its length and first few items; an array from
   ``a.flat[:k]``. Nothing calls ``describe()``, ``to_string()``, ``nunique()`` or a full ``repr``
   of a builtin container.
-- Secrets never leave: values of secret-looking names, values of secret environment variables and
-  strings that look like API keys are replaced by ``<redacted>``, before any clipping (so that a
-  secret cannot leak half-cut) and once more over the final text.
+- Secrets never leave (``chapyter_ext.redact``): values of secret-looking names, values of secret
+  environment variables and strings that look like API keys are replaced by ``<redacted>``, in
+  every piece before it is clipped (so that a secret cannot leak half-cut) and once more over the
+  final text (which is where variable names are redacted).
 """
 
 from __future__ import annotations
 
 import builtins
-import functools
+import collections
 import itertools
-import os
 import re
 import sys
 import types
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
-REDACTED = "<redacted>"
+from .redact import REDACTED, Redactor, is_secret_name, redact, secret_values
+
+__all__ = [
+    "REDACTED",
+    "build_context",
+    "describe_variables",
+    "is_secret_name",
+    "kernel_context",
+    "last_error_summary",
+    "redact",
+    "summarize_dataframe",
+    "summarize_value",
+    "user_variables",
+]
+
 _ELLIPSIS = "…"
 _MISSING = object()
 
+# The builtins by name: ``getattr(builtins, name, None)`` raises (and catches) for most names.
+_BUILTINS = vars(builtins)
 # Names IPython puts in the user namespace for itself (the ``_``-prefixed ones are skipped anyway).
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
@@ -42,282 +59,6 @@ _MAX_DEPTH = 2
 
 
 # ---------------------------------------------------------------------------------------------
-# Secrets
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# Whole name parts (after splitting on "_" and camelCase) that mark a secret.
-_SECRET_PARTS = _words(
-    "auth authorization bearer cookie cookies credential credentials creds jwt oauth passwd "
-    "password passwords pw pwd secret secrets token"
-)
-# Substrings of the joined name parts that mark a secret even inside a longer word.
-_SECRET_SUBSTRINGS = (
-    "accesskey",
-    "accesstoken",
-    "apikey",
-    "authtoken",
-    "bearertoken",
-    "credential",
-    "passphrase",
-    "passwd",
-    "password",
-    "privatekey",
-    "refreshtoken",
-    "secret",
-    "sessiontoken",
-    "webhook",
-)
-# "<owner>_key" is a secret for these owners; a bare "key" (a dict key, a sort key) is not.
-_KEY_OWNERS = _words(
-    "access account anthropic api auth aws azure client cohere deepseek encryption gemini "
-    "github google groq hf huggingface license master mistral openai openrouter pinecone "
-    "private replicate secret service session signing ssh stripe together xai"
-)
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_NAME_SPLIT = re.compile(r"[^a-z0-9]+")
-
-# Environment variables that are long but never secret (paths, colours, prompts).
-_HARMLESS_ENV_NAMES = frozenset({"LS_COLORS", "LSCOLORS", "PS1", "PS2", "PROMPT_COMMAND"})
-# A secret-named env value shorter than this would, replaced verbatim, mangle unrelated text.
-_MIN_ENV_SECRET = 6
-# Any other env value at least this long is treated as a possible secret unless it looks harmless.
-_MIN_ENV_VALUE = 17
-# Explicitly passed secrets (the configured API key) are replaced from this length on.
-_MIN_EXPLICIT_SECRET = 4
-# Longer verbatim secrets are still replaced when whole, but do not widen the clipping window.
-_MAX_MARGIN_SECRET = 4096
-
-
-@functools.lru_cache(maxsize=4096)
-def _secret_name(name: str) -> bool:
-    parts = [p for p in _NAME_SPLIT.split(_CAMEL_BOUNDARY.sub("_", name[:200]).lower()) if p]
-    if not parts:
-        return False
-    if any(p in _SECRET_PARTS for p in parts):
-        return True
-    joined = "".join(parts)
-    if any(s in joined for s in _SECRET_SUBSTRINGS):
-        return True
-    if any(b in ("key", "keys") and a in _KEY_OWNERS for a, b in zip(parts, parts[1:])):
-        return True
-    # Upper-case ``SOMETHING_KEY`` is how configuration keys are spelled (Django's SECRET_KEY...).
-    return len(parts) > 1 and parts[-1] == "key" and name.isupper()
-
-
-def is_secret_name(name: str) -> bool:
-    """True if a variable, key or environment variable name looks like it holds a secret.
-
-    Names are split into parts on ``_``/``-``/``.`` and camelCase. A part such as ``token``,
-    ``password``, ``pwd``, ``auth`` or ``credentials``, a joined form such as ``apikey`` or
-    ``secret`` anywhere, ``<owner>_key`` for owners such as ``api``, ``private`` or ``openai``, or
-    an upper-case ``X_KEY`` mark a secret. ``author``, ``tokens``, ``max_tokens``, ``tokenizer``
-    and a bare ``key`` do not.
-    """
-    # Cached: the same names (environment, namespace) are asked about on every request.
-    return isinstance(name, str) and bool(name) and _secret_name(name)
-
-
-def _harmless_env_value(value: str) -> bool:
-    """Long environment values that are plainly not secrets: paths, path lists, plain URLs."""
-    if any(c.isspace() for c in value):
-        return True
-    if value.startswith(("/", "~", "./", "../")) or re.match(r"[A-Za-z]:[\\/]", value):
-        return True
-    if os.pathsep in value and all(
-        p.startswith(("/", "~", ".")) or re.match(r"[A-Za-z]:[\\/]", p)
-        for p in value.split(os.pathsep)
-        if p
-    ):
-        return True
-    url = re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*://([^/?#@]*)(/[^?#]*)?", value)
-    if url:
-        # A webhook URL carries its secret in the path; a plain endpoint has short segments.
-        return all(len(seg) < 20 for seg in (url.group(2) or "").split("/"))
-    return False
-
-
-def _env_secrets() -> list[str]:
-    found = []
-    for name, value in os.environ.items():
-        if name in _HARMLESS_ENV_NAMES or name.endswith("PATH"):
-            continue
-        if is_secret_name(name):
-            if len(value) >= _MIN_ENV_SECRET:
-                found.append(value)
-        elif len(value) >= _MIN_ENV_VALUE and not _harmless_env_value(value):
-            found.append(value)
-    return found
-
-
-_TOKEN_REGEX = None
-
-
-def _token_regex() -> re.Pattern[str]:
-    # Compiled on first use: compiling all of these costs more than importing the module.
-    global _TOKEN_REGEX
-    if _TOKEN_REGEX is None:
-        tokens = "|".join(
-            [
-                r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
-                r"(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-                r"\bsk-[A-Za-z0-9_\-]{16,}",  # OpenAI (sk-, sk-proj-), Anthropic, OpenRouter
-                r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
-                r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
-                r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-                r"\bglpat-[A-Za-z0-9_\-]{16,}",  # GitLab
-                r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
-                r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API key
-                r"\bhf_[A-Za-z0-9]{20,}",  # Hugging Face
-                r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe
-                r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}",  # JWT
-            ]
-        )
-        _TOKEN_REGEX = re.compile(tokens)
-    return _TOKEN_REGEX
-
-
-_CONTEXT_REGEXES: list[tuple[re.Pattern[str], object]] | None = None
-
-
-def _context_regexes() -> list[tuple[re.Pattern[str], object]]:
-    """Secrets recognised by what surrounds them, each with its replacement."""
-    global _CONTEXT_REGEXES
-    if _CONTEXT_REGEXES is None:
-        _CONTEXT_REGEXES = [
-            # "Authorization: Bearer <token>", curl -H "...", requests headers
-            (re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9\-._~+/]{8,}=*"), r"\1" + REDACTED),
-            # scheme://user:password@host
-            (
-                re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)"),
-                r"\1" + REDACTED + r"\2",
-            ),
-            # ?api_key=...&token=...
-            (
-                re.compile(
-                    r"(?i)([?&](?:api[_-]?key|key|token|access[_-]?token|secret|password|sig"
-                    r"|signature|auth)=)[^&\s'\"#]+"
-                ),
-                r"\1" + REDACTED,
-            ),
-            # api_key = "…", "password": '…', os.environ["OPENAI_API_KEY"] = "…", f(token="…")
-            (
-                re.compile(
-                    r"\b([A-Za-z_][A-Za-z0-9_.\-]*)([\"']?\]?\s*(?:==|=|:)\s*[rRbBuU]{0,2})"
-                    r"([\"'])([^\"'\n\s,][^\"'\n]*)\3"
-                ),
-                _redact_quoted,
-            ),
-            # OPENAI_API_KEY=sk-… in .env text, shell lines, %env NAME=value
-            (re.compile(r"\b([A-Z][A-Z0-9_]*)=([^\s\"']+)"), _redact_env_assignment),
-            # %env NAME value
-            (re.compile(r"(%env\s+)([A-Za-z_]\w*)(\s+)(\S+)"), _redact_env_magic),
-            # long random-looking runs: base64 / hex keys with no known prefix
-            (
-                re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}"),
-                _redact_random,
-            ),
-        ]
-    return _CONTEXT_REGEXES
-
-
-def _redact_quoted(m: re.Match[str]) -> str:
-    name = m.group(1).rsplit(".", 1)[-1]
-    if not is_secret_name(name):
-        return m.group(0)
-    return f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}{m.group(3)}"
-
-
-def _redact_env_assignment(m: re.Match[str]) -> str:
-    if not is_secret_name(m.group(1)) or m.group(2).startswith(REDACTED):
-        return m.group(0)
-    return f"{m.group(1)}={REDACTED}"
-
-
-def _redact_env_magic(m: re.Match[str]) -> str:
-    if not is_secret_name(m.group(2)):
-        return m.group(0)
-    return f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}"
-
-
-def _looks_random(s: str) -> bool:
-    """True for key-like runs (random base64 or hex), false for identifiers, paths and words."""
-    core = s.rstrip("=")
-    if len(core) < 32:
-        return False
-    digits = sum(c.isdigit() for c in core)
-    if not digits:
-        return False
-    if all(c in "0123456789abcdefABCDEF" for c in core):
-        return digits < len(core)  # hex with letters: hashes, keys; not a long number
-    upper = sum(c.isupper() for c in core)
-    lower = sum(c.islower() for c in core)
-    letters = upper + lower
-    if letters < len(core) // 2 or not 0.2 <= upper / letters <= 0.8:
-        return False
-    # Random base64 has short lowercase runs (~1.7 on average); camelCase words have long ones.
-    runs = [len(r) for r in re.findall(r"[a-z]+", core)]
-    return sum(runs) / len(runs) < 3.0 if runs else True
-
-
-def _redact_random(m: re.Match[str]) -> str:
-    return REDACTED if _looks_random(m.group(0)) else m.group(0)
-
-
-class _Redactor:
-    """Redaction state built once per call: the verbatim secrets (env, explicit, variables)."""
-
-    __slots__ = ("margin", "secrets")
-
-    def __init__(self, secrets: Iterable[object] = ()) -> None:
-        found = set(_env_secrets())
-        for s in secrets:
-            if isinstance(s, bytes):
-                s = s.decode("utf-8", "replace")
-            if isinstance(s, str) and len(s) >= _MIN_EXPLICIT_SECRET and s != REDACTED:
-                found.add(s)
-        # Longest first, so that a secret containing another is replaced whole.
-        self.secrets = sorted(found, key=len, reverse=True)
-        longest = max((len(s) for s in self.secrets if len(s) <= _MAX_MARGIN_SECRET), default=0)
-        # Text is redacted over this many characters past a clipping point, so that a secret
-        # straddling the point is recognised whole before the cut.
-        self.margin = 256 + longest
-
-    def __call__(self, text: str) -> str:
-        if not text:
-            return text
-        for s in self.secrets:
-            if s in text:
-                text = text.replace(s, REDACTED)
-        if len(text) < 6:
-            return text
-        text = _token_regex().sub(REDACTED, text)
-        for regex, replacement in _context_regexes():
-            text = regex.sub(replacement, text)
-        return text
-
-
-def redact(text: str, *, secrets: Iterable[str] = ()) -> str:
-    """Replace secrets in ``text`` with ``<redacted>``.
-
-    Replaced: every string in ``secrets`` (4+ characters); the values of environment variables
-    whose names look secret (see ``is_secret_name``; 6+ characters) and of any other environment
-    variable of 17+ characters that is not a path, a path list, a plain URL or text with spaces;
-    strings shaped like API keys (``sk-…``, ``sk-proj-…``, ``AKIA…``, ``ghp_…``,
-    ``github_pat_…``, ``glpat-…``, ``xox[abposr]-…``, ``AIza…``, ``hf_…``, Stripe keys, JWTs,
-    PEM private keys); the token after ``Bearer``; the password in ``scheme://user:pw@host``;
-    secret query parameters; quoted values assigned to secret-looking names (``api_key = "…"``,
-    ``"password": "…"``, ``os.environ["X_TOKEN"] = "…"``); ``SECRET_NAME=value``; and long
-    random-looking base64 or hex runs (32+ characters). Shorter verbatim secrets are not
-    searched for, because replacing them everywhere would mangle unrelated text.
-    """
-    return _Redactor(secrets)(text)
-
-
-# ---------------------------------------------------------------------------------------------
 # Clipping
 
 
@@ -329,7 +70,7 @@ def _clip(text: str, limit: int) -> str:
     return text[: limit - 1] + _ELLIPSIS
 
 
-def _safe(text: str, limit: int, r: _Redactor) -> str:
+def _safe(text: str, limit: int, r: Redactor) -> str:
     """Redact, then clip: redacting over a margin past the cut so no secret is left half-cut."""
     if limit <= 0:
         return ""
@@ -337,7 +78,7 @@ def _safe(text: str, limit: int, r: _Redactor) -> str:
     return _clip(r(window), limit)
 
 
-def _safe_middle(text: str, limit: int, r: _Redactor) -> str:
+def _safe_middle(text: str, limit: int, r: Redactor) -> str:
     """Like ``_safe`` but keeps the start and the end (where a traceback's point is)."""
     if limit <= 0:
         return ""
@@ -382,24 +123,31 @@ def _qualname(obj: object) -> str:
     return name.rsplit("<locals>.", 1)[-1] if isinstance(name, str) else "?"
 
 
-def _pandas_types() -> tuple[type, type, type] | None:
-    pd = sys.modules.get("pandas")
-    if pd is None:
-        return None
-    frame, series, index = (getattr(pd, n, None) for n in ("DataFrame", "Series", "Index"))
-    if not (isinstance(frame, type) and isinstance(series, type) and isinstance(index, type)):
-        return None  # pandas half-imported
-    return frame, series, index
+# module name -> (the module, its classes): asked for every value summarised.
+_found_types: dict[str, tuple[object, tuple[type, ...]]] = {}
 
 
-def _numpy_types() -> tuple[type, type] | None:
-    np = sys.modules.get("numpy")
-    if np is None:
+def _library_types(module: str, *names: str) -> tuple[type, ...] | None:
+    """Classes of a library the user has imported (or None, also if half-imported)."""
+    lib = sys.modules.get(module)
+    if lib is None:
         return None
-    ndarray, generic = getattr(np, "ndarray", None), getattr(np, "generic", None)
-    if not (isinstance(ndarray, type) and isinstance(generic, type)):
-        return None
-    return ndarray, generic
+    known = _found_types.get(module)
+    if known is not None and known[0] is lib:
+        return known[1]
+    found = tuple(getattr(lib, name, None) for name in names)
+    if not all(isinstance(t, type) for t in found):
+        return None  # not cached: the import may still be under way
+    _found_types[module] = (lib, found)
+    return found
+
+
+def _pandas_types() -> tuple[type, ...] | None:
+    return _library_types("pandas", "DataFrame", "Series", "Index")
+
+
+def _numpy_types() -> tuple[type, ...] | None:
+    return _library_types("numpy", "ndarray", "generic")
 
 
 _SCALARS = (bool, int, float, complex, type(None))
@@ -414,8 +162,8 @@ _STR_MODULES = frozenset({"datetime", "pathlib", "uuid", "ipaddress", "decimal",
 
 def _scalar_text(value: object) -> str:
     # The builtin reprs, also for subclasses: numpy 2's float64 repr is "np.float64(3.5)".
-    if isinstance(value, bool) or value is None:
-        return repr(bool(value)) if value is not None else "None"
+    if value is None or isinstance(value, bool):
+        return "None" if value is None else bool.__repr__(value)
     if isinstance(value, int):
         if value.bit_length() > 256:
             # str() of a huge int is quadratic (and refused past 4300 digits).
@@ -428,7 +176,7 @@ def _scalar_text(value: object) -> str:
     return repr(value)
 
 
-def _brief(value: object, limit: int, r: _Redactor, depth: int) -> str:
+def _brief(value: object, limit: int, r: Redactor, depth: int) -> str:
     """One-line description of a value nested in another (an item, a key, a default)."""
     if isinstance(value, _SCALARS):
         return _clip(_scalar_text(value), limit)
@@ -447,12 +195,12 @@ def _brief(value: object, limit: int, r: _Redactor, depth: int) -> str:
     arrays = _numpy_types()
     if arrays is not None and isinstance(value, arrays[0]):
         return _clip(f"<ndarray {tuple(value.shape)} {value.dtype}>", limit)
-    if depth >= _MAX_DEPTH and isinstance(value, (list, tuple, set, frozenset, dict)):
+    if depth >= _MAX_DEPTH and isinstance(value, (Sequence, AbstractSet, Mapping)):
         return _clip(f"<{type(value).__name__} of {len(value):,}>", limit)
     return _one_line(_describe(value, limit, r, depth))
 
 
-def _describe(value: object, limit: int, r: _Redactor, depth: int = 0) -> str:
+def _describe(value: object, limit: int, r: Redactor, depth: int = 0) -> str:
     """The summary of a value without its type, at most ``limit`` characters, redacted."""
     if limit <= 0:
         return ""
@@ -463,7 +211,7 @@ def _describe(value: object, limit: int, r: _Redactor, depth: int = 0) -> str:
         return _clip(f"<{_type_label(value)}>", limit)
 
 
-def _describe_unguarded(value: object, limit: int, r: _Redactor, depth: int) -> str:
+def _describe_unguarded(value: object, limit: int, r: Redactor, depth: int) -> str:
     if isinstance(value, _SCALARS):
         return _clip(_scalar_text(value), limit)
     if isinstance(value, str):
@@ -493,21 +241,19 @@ def _describe_unguarded(value: object, limit: int, r: _Redactor, depth: int) -> 
         if isinstance(value, generic):
             return _describe(value.item(), limit, r, depth)
 
-    if isinstance(value, dict) or (
-        isinstance(value, Mapping) and not isinstance(value, type) and depth < _MAX_DEPTH
-    ):
-        return _mapping_body(value, limit, r, depth)
-    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
-        return _attrs_body(value, type(value)._fields, limit, r, depth)
-    if isinstance(value, (list, tuple, set, frozenset)) or type(value).__name__ == "deque":
-        return _sequence_body(value, limit, r, depth)
-    if isinstance(value, range):
-        return _clip(repr(value), limit)
     if isinstance(value, type):
         return _class_body(value, limit, r)
-    if callable(value) and isinstance(
-        value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-    ):
+    # Any mapping or sequence (os.environ, UserDict, array.array, deque…): its own repr would
+    # show every item.
+    if isinstance(value, Mapping):
+        return _container_body(value, limit, r, depth)
+    if isinstance(value, range):
+        return _clip(repr(value), limit)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return _attrs_body(value, type(value)._fields, limit, r, depth)
+    if isinstance(value, (Sequence, AbstractSet)) or type(value).__name__ == "deque":
+        return _container_body(value, limit, r, depth)
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
         return _function_body(value, limit, r)
     if type(value).__name__ == "partial" and _module_root(value) == "functools":
         return _clip(f"partial({_brief(value.func, limit, r, depth + 1)}, …)", limit)
@@ -561,45 +307,35 @@ def _per_item(limit: int, n: int) -> int:
     return max(12, (limit - 4) // max(1, min(n, _PREVIEW_ITEMS)))
 
 
-def _sequence_body(value, limit: int, r: _Redactor, depth: int) -> str:
+def _container_body(value, limit: int, r: Redactor, depth: int) -> str:
+    """``N items: [a, b, …]``; ``(…)`` for a tuple, ``{…}`` for a set, ``{k: v, …}`` a mapping."""
     n = len(value)
     head = _count(n, "item")
     if n == 0:
         return head
     if depth >= _MAX_DEPTH or limit < len(head) + 8:
         return _clip(head, limit)
-    if isinstance(value, tuple):
-        opener, closer = "(", ")"
-    elif isinstance(value, (set, frozenset)):
-        opener, closer = "{", "}"
-    else:
-        opener, closer = "[", "]"
     budget = limit - len(head) - 2
     per = _per_item(budget, n)
+    if isinstance(value, Mapping):
+        pairs = itertools.islice(value.items(), _PREVIEW_ITEMS)
+        items = (_mapping_item(k, v, per, r, depth + 1) for k, v in pairs)
+        return head + ": " + _join_items(items, n, "{", "}", budget)
+    brackets = (
+        "()" if isinstance(value, tuple) else "{}" if isinstance(value, (set, frozenset)) else "[]"
+    )
     items = (_brief(x, per, r, depth + 1) for x in itertools.islice(value, _PREVIEW_ITEMS))
-    return head + ": " + _join_items(items, n, opener, closer, budget)
+    return head + ": " + _join_items(items, n, brackets[0], brackets[1], budget)
 
 
-def _mapping_body(value, limit: int, r: _Redactor, depth: int) -> str:
-    n = len(value)
-    head = _count(n, "item")
-    if n == 0:
-        return head
-    if depth >= _MAX_DEPTH or limit < len(head) + 8:
-        return _clip(head, limit)
-    budget = limit - len(head) - 2
-    per = _per_item(budget, n)
-
-    def items():
-        for k, v in itertools.islice(value.items(), _PREVIEW_ITEMS):
-            key = _brief(k, min(per // 2, 40), r, depth + 1)
-            shown = REDACTED if isinstance(k, str) and is_secret_name(k) else None
-            yield f"{key}: {shown or _brief(v, max(8, per - len(key) - 2), r, depth + 1)}"
-
-    return head + ": " + _join_items(items(), n, "{", "}", budget)
+def _mapping_item(key, value, per: int, r: Redactor, depth: int) -> str:
+    shown = _brief(key, min(per // 2, 40), r, depth)
+    if isinstance(key, str) and is_secret_name(key):
+        return f"{shown}: {REDACTED}"
+    return f"{shown}: {_brief(value, max(8, per - len(shown) - 2), r, depth)}"
 
 
-def _attrs_body(value, names: list[str], limit: int, r: _Redactor, depth: int) -> str:
+def _attrs_body(value, names: list[str], limit: int, r: Redactor, depth: int) -> str:
     name = type(value).__name__
     if depth >= _MAX_DEPTH or limit < len(name) + 6:
         return _clip(f"{name}(…)", limit)
@@ -617,7 +353,7 @@ def _attrs_body(value, names: list[str], limit: int, r: _Redactor, depth: int) -
     return _join_items(items(), len(names), f"{name}(", ")", limit)
 
 
-def _signature_text(func, r: _Redactor, limit: int) -> str:
+def _signature_text(func, r: Redactor, limit: int) -> str:
     import inspect  # lazily: importing inspect costs more than this whole module
 
     try:
@@ -657,7 +393,7 @@ def _is_users(obj) -> bool:
     return getattr(obj, "__module__", None) in (None, "__main__")
 
 
-def _function_body(func, limit: int, r: _Redactor) -> str:
+def _function_body(func, limit: int, r: Redactor) -> str:
     name = _qualname(func)
     if not _is_users(func):
         where = getattr(func, "__module__", None)
@@ -669,7 +405,7 @@ def _function_body(func, limit: int, r: _Redactor) -> str:
     return _clip(text, limit)
 
 
-def _class_body(cls: type, limit: int, r: _Redactor) -> str:
+def _class_body(cls: type, limit: int, r: Redactor) -> str:
     name = _qualname(cls)
     if not _is_users(cls):
         return _clip(f"{cls.__module__}.{name} (imported)", limit)
@@ -689,7 +425,7 @@ def _class_body(cls: type, limit: int, r: _Redactor) -> str:
     return _clip(text, limit)
 
 
-def _shaped_body(value, limit: int, r: _Redactor) -> str | None:
+def _shaped_body(value, limit: int, r: Redactor) -> str | None:
     """Tensors, sparse matrices, polars/arrow tables: shape, dtype, columns; never the repr."""
     shape = getattr(value, "shape", None)
     if shape is None:
@@ -711,7 +447,7 @@ def _shaped_body(value, limit: int, r: _Redactor) -> str | None:
     return _clip(text, limit)
 
 
-def _ndarray_body(a, limit: int, r: _Redactor, depth: int) -> str:
+def _ndarray_body(a, limit: int, r: Redactor, depth: int) -> str:
     head = f"shape {tuple(a.shape)}, {a.dtype}"
     if a.size == 0 or limit < len(head) + 8 or depth >= _MAX_DEPTH:
         return _clip(head, limit)
@@ -736,11 +472,11 @@ def _is_default_index(idx) -> bool:
     )
 
 
-def _label(name, r: _Redactor, limit: int = 60) -> str:
+def _label(name, r: Redactor, limit: int = 60) -> str:
     return _safe(repr(name), limit, r)
 
 
-def _dtype_text(dtype, r: _Redactor) -> str:
+def _dtype_text(dtype, r: Redactor) -> str:
     text = str(dtype)
     if text != "category":
         return text
@@ -755,7 +491,7 @@ def _dtype_text(dtype, r: _Redactor) -> str:
     return _join_items(labels, n, kind + "[", "]", 240)
 
 
-def _cell_text(value, limit: int, r: _Redactor, depth: int = 1) -> str:
+def _cell_text(value, limit: int, r: Redactor, depth: int = 1) -> str:
     """A table cell or array value: short, unquoted when unambiguous."""
     if isinstance(value, float):
         text = format(value, ".6g")
@@ -771,7 +507,7 @@ def _cell_text(value, limit: int, r: _Redactor, depth: int = 1) -> str:
     return _brief(value, limit, r, depth)
 
 
-def _index_brief(idx, r: _Redactor, limit: int) -> str:
+def _index_brief(idx, r: Redactor, limit: int) -> str:
     kind = type(idx).__name__
     if getattr(idx, "nlevels", 1) > 1:
         levels = [
@@ -790,7 +526,7 @@ def _index_brief(idx, r: _Redactor, limit: int) -> str:
     return _clip(text, limit)
 
 
-def _frame_body(df, *, max_columns: int, max_rows: int, limit: int, r: _Redactor) -> str:
+def _frame_body(df, *, max_columns: int, max_rows: int, limit: int, r: Redactor) -> str:
     n_rows, n_cols = df.shape
     header = f"{n_rows:,} rows × {n_cols:,} columns"
     if limit < len(header) + 16 or n_cols == 0:
@@ -799,8 +535,9 @@ def _frame_body(df, *, max_columns: int, max_rows: int, limit: int, r: _Redactor
     remaining = limit - len(header)
 
     shown = min(n_cols, max(1, max_columns))
-    names = df.columns[:shown].tolist()
-    dtypes = df.dtypes.iloc[:shown].tolist()
+    # Whole lists are cheaper than pandas slices; past a few hundred columns the slice wins.
+    names = df.columns.tolist()[:shown] if n_cols <= 256 else df.columns[:shown].tolist()
+    dtypes = df.dtypes.tolist()[:shown]
     has_more = n_cols > shown
     # Column names and dtypes matter most; then the note on further columns; rows last.
     typed_cap = remaining * (3 if (has_more or max_rows > 0) else 5) // 5
@@ -820,14 +557,16 @@ def _frame_body(df, *, max_columns: int, max_rows: int, limit: int, r: _Redactor
     remaining -= used
     unlisted = n_cols - len(typed)
 
-    if not _is_default_index(df.index) and remaining > 40:
+    show_index = not _is_default_index(df.index)
+    if show_index and remaining > 40:
         line = "index: " + _index_brief(df.index, r, min(160, remaining - 1 - 7))
         lines.append(line)
         remaining -= len(line) + 1
 
     note_reserve = 48 if unlisted else 0
     rows_cap = (remaining - note_reserve) // (2 if unlisted else 1)
-    rows = _rows_text(df, len(typed), max_rows, rows_cap, r)
+    n = min(max_rows, n_rows)
+    rows = _rows_text(df, n, names[: len(typed)], show_index, rows_cap, r) if n > 0 else ""
     remaining -= len(rows) + 1 if rows else 0
 
     if unlisted:
@@ -837,7 +576,7 @@ def _frame_body(df, *, max_columns: int, max_rows: int, limit: int, r: _Redactor
     return _clip("\n".join(lines), limit)
 
 
-def _more_columns(columns, start: int, total: int, limit: int, r: _Redactor) -> str:
+def _more_columns(columns, start: int, total: int, limit: int, r: Redactor) -> str:
     unlisted = total - start
     head = f"... and {unlisted:,} more columns"
     if limit < len(head) + 10:
@@ -848,16 +587,14 @@ def _more_columns(columns, start: int, total: int, limit: int, r: _Redactor) -> 
     return _join_items(names, unlisted, head + ": ", "", limit)
 
 
-def _rows_text(df, n_cols: int, max_rows: int, cap: int, r: _Redactor) -> str:
-    n = min(max_rows, df.shape[0])
-    if n <= 0 or n_cols <= 0 or cap < 40:
+def _rows_text(df, n: int, names: list, show_index: bool, cap: int, r: Redactor) -> str:
+    """The first ``n`` rows of the columns ``names`` (the first ones) that fit, one a line."""
+    if not names or cap < 40:
         return ""
-    show_index = not _is_default_index(df.index)
     title = f"head({n}):"
     width = max(20, (cap - len(title)) // (n + 1) - 1)
     header_cells: list[str] = ["(index)"] if show_index else []
     length = len(header_cells[0]) if show_index else 0
-    names = df.columns[:n_cols].tolist()
     k = 0
     for name in names:
         cell = _safe(str(name), 20, r)
@@ -866,10 +603,13 @@ def _rows_text(df, n_cols: int, max_rows: int, cap: int, r: _Redactor) -> str:
         header_cells.append(cell)
         length += len(cell) + 3
         k += 1
-    if k < df.shape[1]:
-        title = f"head({n}), first {k} of {df.shape[1]:,} columns:"
-    sub = df.iloc[:n, :k]
-    values = sub.to_numpy(dtype=object).tolist()
+    n_cols = df.shape[1]
+    if k < n_cols:
+        title = f"head({n}), first {k} of {n_cols:,} columns:"
+    # Slicing rows only is several times cheaper in pandas than slicing both axes; past a few
+    # hundred columns the both-axes slice wins, as it does not convert every column.
+    sub = df.iloc[:n] if n_cols <= 256 else df.iloc[:n, :k]
+    values = [row[:k] for row in sub.to_numpy(dtype=object).tolist()]
     index = sub.index.tolist() if show_index else None
     out = [title, _clip(" | ".join(header_cells), width)]
     for i, row in enumerate(values):
@@ -881,7 +621,7 @@ def _rows_text(df, n_cols: int, max_rows: int, cap: int, r: _Redactor) -> str:
     return text if len(text) <= cap else _clip(text, cap)
 
 
-def _series_body(s, limit: int, r: _Redactor) -> str:
+def _series_body(s, limit: int, r: Redactor) -> str:
     text = f"{len(s):,} values, {_dtype_text(s.dtype, r)}"
     if s.name is not None:
         text += f", name {_label(s.name, r, 40)}"
@@ -896,7 +636,7 @@ def _series_body(s, limit: int, r: _Redactor) -> str:
     return _clip(text, limit)
 
 
-def _index_body(idx, limit: int, r: _Redactor) -> str:
+def _index_body(idx, limit: int, r: Redactor) -> str:
     if getattr(idx, "nlevels", 1) > 1:
         return _index_brief(idx, r, limit)
     text = f"{_count(len(idx), 'value')}, {idx.dtype}"
@@ -924,7 +664,7 @@ def _default_chars(value: object) -> int:
     return _VALUE_CHARS
 
 
-def _summary_line(value: object, limit: int, r: _Redactor) -> str:
+def _summary_line(value: object, limit: int, r: Redactor) -> str:
     label = _type_label(value)
     if limit < len(label) + 4:
         return _clip(label, limit)
@@ -940,7 +680,7 @@ def summarize_value(value: object, *, max_chars: int = 300) -> str:
     clipped preview; user functions and classes their signature. The cost does not depend on the
     size of the value, and a value whose summary fails is shown by its type name.
     """
-    return _summary_line(value, max_chars, _Redactor())
+    return _summary_line(value, max_chars, Redactor())
 
 
 def summarize_dataframe(
@@ -956,7 +696,7 @@ def summarize_dataframe(
     costs about the same as a small one.
     """
     label = _type_label(df)
-    r = _Redactor()
+    r = Redactor()
     try:
         body = _frame_body(
             df,
@@ -996,44 +736,13 @@ def user_variables(user_ns: dict, hidden: Container[str] = ()) -> list[tuple[str
                 continue
         elif name in hidden:
             continue
-        if isinstance(value, types.ModuleType) or getattr(builtins, name, _MISSING) is value:
+        if isinstance(value, types.ModuleType) or _BUILTINS.get(name, _MISSING) is value:
             continue
         module = getattr(value, "__module__", None) if callable(value) else None
         if isinstance(module, str) and module.startswith(("IPython.", "ipykernel.")):
             continue
         out.append((name, value))
     return out
-
-
-def _secret_values(variables: Iterable[tuple[str, object]]) -> list[str]:
-    """Strings held under secret-looking names, to be replaced wherever else they appear."""
-    found: list[str] = []
-
-    def take(value, depth=0):
-        if isinstance(value, (str, bytes)):
-            found.append(value if isinstance(value, str) else value.decode("utf-8", "replace"))
-        elif depth < 1 and isinstance(value, (list, tuple, set, frozenset)):
-            for item in itertools.islice(value, 20):
-                take(item, depth + 1)
-        elif depth < 1 and isinstance(value, dict):
-            for item in itertools.islice(value.values(), 20):
-                take(item, depth + 1)
-
-    for name, value in variables:
-        try:
-            if is_secret_name(name):
-                take(value)
-                continue
-            attrs = value if isinstance(value, dict) else None
-            if attrs is None and not isinstance(value, type):
-                attrs = getattr(value, "__dict__", None)
-            if isinstance(attrs, dict):
-                for k, v in itertools.islice(attrs.items(), 50):
-                    if isinstance(k, str) and is_secret_name(k):
-                        take(v, 1)
-        except Exception:  # odd objects only lose this extra protection
-            continue
-    return found
 
 
 def describe_variables(
@@ -1046,7 +755,7 @@ def describe_variables(
     The list stops when the characters of names, types and summaries together reach ``budget``.
     """
     variables = user_variables(user_ns, hidden)
-    r = _Redactor([*secrets, *_secret_values(variables)])
+    r = Redactor([*secrets, *secret_values(variables)])
     out: list[dict] = []
     used = 0
     for name, value in variables:
@@ -1067,7 +776,7 @@ def describe_variables(
 # Context for the model
 
 
-def _variable_line(name: str, value: object, limit: int, r: _Redactor) -> str:
+def _variable_line(name: str, value: object, limit: int, r: Redactor) -> str:
     label = _type_label(value)
     head = f"- {name} ({label}): "
     if len(head) + 4 > limit:
@@ -1079,7 +788,7 @@ def _variable_line(name: str, value: object, limit: int, r: _Redactor) -> str:
     return _clip(head + body.replace("\n", "\n    "), limit)
 
 
-def _variables_section(variables, limit: int, r: _Redactor) -> str:
+def _variables_section(variables, limit: int, r: Redactor) -> str:
     title = "Variables (most recent first):"
     if not variables or limit < len(title) + 24:
         return ""
@@ -1108,14 +817,11 @@ def _more_variables(rest, limit: int) -> str:
     return _clip(_join_items(names, len(rest), head + ": ", ")", limit), limit)
 
 
-class _Cell:
-    __slots__ = ("error", "label", "output", "source")
-
-    def __init__(self, source: str, output: str | None, label: str, error: str | None = None):
-        self.source, self.output, self.label, self.error = source, output, label, error
+# A cell as the context shows it: source, summarised output, "In [7]" and the error it raised.
+_Cell = collections.namedtuple("_Cell", "source output label error", defaults=(None,))
 
 
-def _cell_text_block(cell: _Cell, limit: int, r: _Redactor) -> str:
+def _cell_text_block(cell: _Cell, limit: int, r: Redactor) -> str:
     head = f"{cell.label}:"
     extra = []
     if cell.output:
@@ -1129,7 +835,7 @@ def _cell_text_block(cell: _Cell, limit: int, r: _Redactor) -> str:
     return _clip("\n".join([head, source, *tails]), limit)
 
 
-def _clip_lines(source: str, limit: int, r: _Redactor) -> str:
+def _clip_lines(source: str, limit: int, r: Redactor) -> str:
     """The first lines of a cell that fit, with a note on how many more there are."""
     if limit <= 0:
         return ""
@@ -1152,7 +858,7 @@ def _clip_lines(source: str, limit: int, r: _Redactor) -> str:
     return _clip("\n".join(kept), limit)
 
 
-def _cells_section(cells: list[_Cell], limit: int, r: _Redactor) -> str:
+def _cells_section(cells: list[_Cell], limit: int, r: Redactor) -> str:
     title = "Recent cells (oldest first):"
     if not cells or limit < len(title) + 30:
         return ""
@@ -1177,9 +883,7 @@ def _cells_section(cells: list[_Cell], limit: int, r: _Redactor) -> str:
     return _clip("\n".join(parts), limit)
 
 
-def _assemble(
-    *, error: str | None, variables, cells: list[_Cell], budget: int, r: _Redactor
-) -> str:
+def _assemble(*, error: str | None, variables, cells: list[_Cell], budget: int, r: Redactor) -> str:
     if budget <= 0:
         return ""
     sections: list[str] = []
@@ -1238,7 +942,7 @@ def build_context(
     variables as extra verbatim secrets.
     """
     variables = list(variables)
-    r = _Redactor([*secrets, *_secret_values(variables)])
+    r = Redactor([*secrets, *secret_values(variables)])
     cells = [_Cell(src, out, "In") for src, out in recent_cells if src and src.strip()]
     return _assemble(error=last_error, variables=variables, cells=cells, budget=budget, r=r)
 
@@ -1271,7 +975,7 @@ def _history(shell):
     return inputs, outputs, exceptions
 
 
-def _recent_cells(shell, n_cells: int, r: _Redactor) -> list[_Cell]:
+def _recent_cells(shell, n_cells: int, r: Redactor) -> list[_Cell]:
     inputs, outputs, exceptions = _history(shell)
     current = _running_count(shell)
     cells: list[_Cell] = []
@@ -1403,7 +1107,7 @@ def last_error_summary(shell) -> str | None:
     found = _last_error(shell)
     if found is None:
         return None
-    r = _Redactor(_secret_values(user_variables(getattr(shell, "user_ns", {}) or {})))
+    r = Redactor(secret_values(user_variables(getattr(shell, "user_ns", {}) or {})))
     return _safe_middle(found[1], 1500, r)
 
 
@@ -1412,8 +1116,9 @@ def kernel_context(
 ) -> str:
     """``build_context`` for a live IPython ``InteractiveShell``.
 
-    Variables come from ``shell.user_ns`` (hiding ``shell.user_ns_hidden``), names used in the
-    recent cells first (newest cell first), then the rest most recently defined first. Recent
+    Variables come from ``shell.user_ns`` (hiding ``shell.user_ns_hidden``): names used in the
+    running cell (the request) first, then those used in the recent cells (newest cell first),
+    then the rest, each group most recently defined first. Recent
     cells are the last ``n_cells`` non-empty inputs of ``history_manager.input_hist_raw`` with
     their outputs and errors, skipping the cell running now. The last error is included only if
     it happened within the last ``max(n_cells, 1)`` cells (an old error is not what the user is
@@ -1421,15 +1126,22 @@ def kernel_context(
     """
     ns = getattr(shell, "user_ns", None) or {}
     variables = user_variables(ns, getattr(shell, "user_ns_hidden", ()) or ())
-    r = _Redactor([*secrets, *_secret_values(variables)])
+    r = Redactor([*secrets, *secret_values(variables)])
     cells = _recent_cells(shell, max(0, n_cells), r)
 
-    if cells:
+    # The variables the request itself names (``%%ai plot df``) matter most, then those of the
+    # newest cells. Sorting is stable, so each rank keeps its most-recent-first order.
+    sources = [cell.source for cell in reversed(cells)]
+    running = _running_count(shell)
+    inputs = _history(shell)[0]
+    if running is not None and 0 < running < len(inputs) and isinstance(inputs[running], str):
+        sources.insert(0, inputs[running])
+    if sources:
         seen: dict[str, int] = {}
-        for rank, cell in enumerate(reversed(cells)):
-            for name in re.findall(r"[A-Za-z_]\w*", cell.source[-20_000:]):
+        for rank, source in enumerate(sources):
+            for name in re.findall(r"[A-Za-z_]\w*", source[-20_000:]):
                 seen.setdefault(name, rank)
-        variables.sort(key=lambda item: seen.get(item[0], len(cells)))  # stable: keeps recency
+        variables.sort(key=lambda item: seen.get(item[0], len(sources)))
 
     error = None
     found = _last_error(shell)

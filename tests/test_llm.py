@@ -406,17 +406,25 @@ def test_astream_aclose_closes_the_upstream_connection(fake_openai: FakeOpenAISe
 def test_astream_cancellation_closes_the_upstream_connection(
     fake_openai: FakeOpenAIServer,
 ) -> None:
-    fake_openai.script(Reply(content="abc", chunk_size=1, chunk_delay=0.5))
+    fake_openai.script(Reply(content="abc", chunk_size=1, chunk_delay=3.0))
 
     async def cancel_midway() -> None:
-        task = asyncio.ensure_future(collect(endpoint(fake_openai)))
-        await asyncio.sleep(0.2)  # the first delta is in, the second is 0.3 s away
+        first = asyncio.Event()
+
+        async def consume() -> None:
+            async for _ in astream(endpoint(fake_openai), USER):
+                first.set()
+
+        task = asyncio.ensure_future(consume())
+        # Cancel once the first delta is in (the second is 3 s away); waiting on the event
+        # rather than a fixed sleep keeps a slow first import of openai from flipping this.
+        await asyncio.wait_for(first.wait(), 30)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     run(cancel_midway())
-    wait_for(lambda: fake_openai.disconnects == 1)
+    wait_for(lambda: fake_openai.disconnects == 1, timeout=10.0)
     assert fake_openai.requests[-1].chunks_sent == 1  # seen while waiting, before the 2nd write
 
 

@@ -1,0 +1,193 @@
+"""chapyter_ext.redact: what looks like a secret never leaves, and text without one is cheap."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+import chapyter_ext.context
+from chapyter_ext.redact import (
+    _ENV_FIRST,
+    _NAME_FIRST,
+    REDACTED,
+    _patterns,
+    _redact_env_assignment,
+    _redact_quoted,
+    _sub_assignments,
+    env_secrets,
+    is_secret_name,
+    redact,
+)
+
+OPENAI_KEY = "sk-proj-Abc123Def456Ghi789Jkl012Mno345"
+GITHUB_TOKEN = "ghp_" + "Zx9" * 12
+ENV_SECRET = "env-only-secret-value-8d1e"  # matches no key pattern: only the env var gives it away
+
+
+def test_context_reexports_redaction():
+    # chapyter_ext.server and other modules call chapyter_ext.context.redact.
+    assert chapyter_ext.context.redact is redact
+    assert chapyter_ext.context.REDACTED == REDACTED == "<redacted>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Names and patterns
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["api_key", "OPENAI_API_KEY", "token", "passwd", "secret", "auth", "credentials", "apiKey",
+     "githubToken", "db_password", "AWS_SECRET_ACCESS_KEY", "hf_token", "openai_key",
+     "SECRET_KEY", "client_secret", "slack_webhook_url", "pwd"],
+)  # fmt: skip
+def test_secret_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["author", "tokens", "max_tokens", "tokenizer", "key", "keys", "sort_key", "df", "x"]
+)
+def test_names_that_are_not_secret(name):
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        OPENAI_KEY,
+        "sk-" + "a1B2" * 10,
+        "AKIAIOSFODNN7EXAMPLE",
+        GITHUB_TOKEN,
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "xoxb-123456789012-abcdefghijkl",
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz",
+        "sk_live_" + "a1B2c3D4e5F6",  # Stripe
+        "rk_test_" + "Zz9" * 4,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "aZ3kP9qL2mN8xR4tV7wY1bC6dF0gH5jKs2Lp",  # random base64, no known prefix
+        "d41d8cd98f00b204e9800998ecf8427e",  # hex
+    ],
+)
+def test_key_shaped_strings_are_redacted(secret):
+    out = redact(f"before {secret} after")
+    assert secret not in out
+    assert out == f"before {REDACTED} after"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: Bearer abc.def-123_xyz", f"Authorization: Bearer {REDACTED}"),
+        ("postgres://bob:s3cr3t@db:5432/x", f"postgres://bob:{REDACTED}@db:5432/x"),
+        ("https://h/api?token=abc123&page=2", f"https://h/api?token={REDACTED}&page=2"),
+        ('password = "hunter22"', f'password = "{REDACTED}"'),
+        ("cfg = {'api_key': 'abc'}", f"cfg = {{'api_key': '{REDACTED}'}}"),
+        ('os.environ["MY_TOKEN"] = "v"', f'os.environ["MY_TOKEN"] = "{REDACTED}"'),
+        ("OPENAI_API_KEY=abcdef", f"OPENAI_API_KEY={REDACTED}"),
+        ("%env HF_TOKEN abcdef", f"%env HF_TOKEN {REDACTED}"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", REDACTED),
+    ],
+)
+def test_secrets_recognised_by_their_surroundings(text, expected):
+    assert redact(text) == expected
+
+
+def test_secrets_side_by_side_are_all_redacted():
+    # Each pattern runs over the whole text on its own: one key's match cannot hide another's.
+    pem = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----"
+    text = f"glpat-abcdefghij0123456789{pem} {OPENAI_KEY}-{GITHUB_TOKEN}"
+    assert redact(text) == f"{REDACTED}{REDACTED} {REDACTED}"
+
+
+def test_things_that_are_not_secrets_survive():
+    text = (
+        "author = 'Jane Austen'; max_tokens = 2048; token_count; "
+        "550e8400-e29b-41d4-a716-446655440000 /Users/JohnSmith/Projects/Data2024/RawFiles "
+        "CustomerLifetimeValue2023AdjustedTotal very_long_column_name_with_numbers_2024_q4 "
+        "print('token:', x) sk-learn-compatible-estimators"
+    )
+    assert redact(text) == text
+
+
+def test_explicit_and_environment_secrets(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_SECRET)
+    monkeypatch.setenv("SOME_SERVICE_CREDENTIAL_BLOB", "Qm9yaW5nLW5vdC1hLXBhdHRlcm4")
+    monkeypatch.setenv("NOT_NAMED_SECRET", "plainbutlongvalue_1234567")  # 17+ characters
+    monkeypatch.setenv("PROJECT_DIR", "/home/me/some/long/project/dir")
+    text = (
+        f"{ENV_SECRET} Qm9yaW5nLW5vdC1hLXBhdHRlcm4 plainbutlongvalue_1234567 "
+        "/home/me/some/long/project/dir mykey99"
+    )
+    out = redact(text, secrets=["mykey99"])
+    assert out == f"{REDACTED} {REDACTED} {REDACTED} /home/me/some/long/project/dir {REDACTED}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The environment
+
+
+def test_environment_value_changed_in_place_is_seen(monkeypatch):
+    """Same names, same sizes, another value: a cache keyed on less than the values leaks."""
+    monkeypatch.setenv("CHAPYTER_TEST_TOKEN", "first-value-of-the-token")
+    assert redact("x first-value-of-the-token y") == f"x {REDACTED} y"  # the cache is warm now
+    monkeypatch.setenv("CHAPYTER_TEST_TOKEN", "other-value-of-the-token")
+    assert redact("x other-value-of-the-token y") == f"x {REDACTED} y"
+    assert "other-value-of-the-token" in env_secrets()
+    assert "first-value-of-the-token" not in env_secrets()
+
+
+def test_environment_variable_removed_is_no_longer_a_secret(monkeypatch):
+    monkeypatch.setenv("CHAPYTER_TEST_PASSWORD", ENV_SECRET)
+    assert redact(ENV_SECRET) == REDACTED
+    monkeypatch.delenv("CHAPYTER_TEST_PASSWORD")
+    assert redact(ENV_SECRET) == ENV_SECRET
+
+
+# ---------------------------------------------------------------------------------------------
+# The backwards search for assignments
+
+
+# The forward regexes the backwards search stands for: they try every word of a text, which is
+# what made redaction slow.
+FORWARD_QUOTED = re.compile(
+    r"\b([A-Za-z_][A-Za-z0-9_.\-]*)([\"']?\]?\s*(?:==|=|:)\s*[rRbBuU]{0,2})([\"'])"
+    r"([^\"'\n\s,][^\"'\n]*)\3"
+)
+FORWARD_ENV = re.compile(r"\b([A-Z][A-Z0-9_]*)=([^\s\"']+)")
+PIECES = [
+    "api_key", "token", "x", "a.b.api_key", "9api_key", "-api_key", "pass_word", "é_token",
+    "_token", "MY_TOKEN", "myTOKEN", "9_TOKEN", "X_KEY", "PATH", "author", "os.environ[", "'",
+    '"', "]", " ", "\n", "=", "==", ":", ",", "r", "b", "'abc'", '"v"', "value", "<redacted>",
+    "é", "×", "(", ")",
+]  # fmt: skip
+
+
+def forward_quoted(m: re.Match[str]) -> str:
+    if not is_secret_name(m.group(1).rsplit(".", 1)[-1]):
+        return m.group(0)
+    return f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}{m.group(3)}"
+
+
+def forward_env(m: re.Match[str]) -> str:
+    if not is_secret_name(m.group(1)) or m.group(2).startswith(REDACTED):
+        return m.group(0)
+    return f"{m.group(1)}={REDACTED}"
+
+
+def test_assignments_found_backwards_are_those_of_the_forward_regex():
+    p = _patterns()
+    rng = random.Random(7)
+    texts = [
+        "x = 'a'=':Total=secret_key==r'abc' ",
+        "ENV_TOKEN=x\n='token'] = \"w\"",
+        "a.b.api_key: \"zz\" -api_key='x' 9api_key='x' token '] = 'w'",
+    ]
+    texts += ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 14))) for _ in range(5000)]
+    for text in texts:
+        quoted = _sub_assignments(text, p.quoted, p.quoted_name, _NAME_FIRST, _redact_quoted)
+        assert quoted == FORWARD_QUOTED.sub(forward_quoted, text), text
+        env = _sub_assignments(text, p.env, p.env_name, _ENV_FIRST, _redact_env_assignment)
+        assert env == FORWARD_ENV.sub(forward_env, text), text
