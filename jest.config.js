@@ -4,6 +4,16 @@ module.exports = {
   roots: ['<rootDir>/labextension/src'],
   testMatch: ['**/__tests__/**/*.spec.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: { strict: true, esModuleInterop: true, target: 'ES2020', module: 'commonjs' } }]
+    '^.+\\.ts$': [
+      'ts-jest',
+      {
+        tsconfig: {
+          strict: true,
+          esModuleInterop: true,
+          target: 'ES2020',
+          module: 'commonjs'
+        }
+      }
+    ]
   }
 };

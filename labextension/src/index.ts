@@ -14,6 +14,7 @@ import {
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { refreshIcon } from '@jupyterlab/ui-components';
 
+import chatPlugins from './chat/plugin';
 import { PairDecorator } from './notebook/decorations';
 import { cellViews, PromptCellExecutor } from './notebook/executor';
 import {
@@ -101,7 +102,8 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
 
     app.commands.addCommand(CommandIDs.regenerate, {
       label: 'Regenerate with AI',
-      caption: 'Ask the model again for this prompt and replace the generated code',
+      caption:
+        'Ask the model again for this prompt and replace the generated code',
       icon: args => (args.toolbar ? refreshIcon : undefined),
       isVisible: () => activePair(tracker.currentWidget) !== null,
       execute: async () => {
@@ -146,4 +148,4 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [executorPlugin, notebookPlugin];
+export default [executorPlugin, notebookPlugin, ...chatPlugins];

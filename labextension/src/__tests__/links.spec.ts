@@ -74,7 +74,9 @@ describe('findGeneratedIndex', () => {
   });
 
   it('returns -1 when the generated cell was deleted', () => {
-    expect(findGeneratedIndex([prompt('p', 'a', 'gone'), hand('h')], 0)).toBe(-1);
+    expect(findGeneratedIndex([prompt('p', 'a', 'gone'), hand('h')], 0)).toBe(
+      -1
+    );
   });
 
   it('never links by position or text', () => {

@@ -36,7 +36,9 @@ describe('prompt cells', () => {
   });
 
   it('parses flags, the model and the request', () => {
-    const parsed = parsePrompt('%%ai --no-run -m gpt-x --regenerate\nplot it\nnicely')!;
+    const parsed = parsePrompt(
+      '%%ai --no-run -m gpt-x --regenerate\nplot it\nnicely'
+    )!;
     expect([...parsed.flags].sort()).toEqual(['--no-run', '--regenerate']);
     expect(parsed.model).toBe('gpt-x');
     expect(parsed.request).toBe('plot it\nnicely');

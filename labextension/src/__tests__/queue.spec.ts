@@ -80,7 +80,13 @@ describe('RunQueue', () => {
     const p = deferred(log, 'p');
     const other = deferred(log, 'other');
     void queue.schedule(nb1, queue.join(nb1, 'p'), p.task, () => false, true);
-    void queue.schedule(nb2, queue.join(nb2, 'x'), other.task, () => false, false);
+    void queue.schedule(
+      nb2,
+      queue.join(nb2, 'x'),
+      other.task,
+      () => false,
+      false
+    );
     await tick();
     expect(log).toEqual(['start p', 'start other']);
     p.release();
@@ -103,7 +109,13 @@ describe('RunQueue', () => {
     expect(log).toEqual(['start p', 'end p']);
     await tick();
     const later = deferred(log, 'later');
-    const run = queue.schedule(nb, queue.join(nb, 'later'), later.task, () => false, false);
+    const run = queue.schedule(
+      nb,
+      queue.join(nb, 'later'),
+      later.task,
+      () => false,
+      false
+    );
     later.release();
     await expect(run).resolves.toBe(true);
   });

@@ -28,8 +28,10 @@ import {
   IGeneratedMetadata,
   IGenerationPayload,
   INotebookSettings,
+  FRONTEND_MARKER,
   METADATA_KEY,
-  PROGRESS_MIME
+  PROGRESS_MIME,
+  SCHEMA_VERSION
 } from '../tokens';
 import {
   findGeneratedIndex,
@@ -88,7 +90,8 @@ export class PromptCellExecutor implements INotebookCellExecutor {
     return this._queue.schedule(
       notebook,
       batch,
-      () => (isPrompt ? this._runPrompt(options, batch) : defaultRunCell(options)),
+      () =>
+        isPrompt ? this._runPrompt(options, batch) : defaultRunCell(options),
       () => this._skip(cell),
       isPrompt
     );
@@ -111,7 +114,10 @@ export class PromptCellExecutor implements INotebookCellExecutor {
     return panel ? panel.content : null;
   }
 
-  private _cellWidget(notebook: INotebookModel, model: ICellModel): Cell | null {
+  private _cellWidget(
+    notebook: INotebookModel,
+    model: ICellModel
+  ): Cell | null {
     const widget = this._notebookWidget(notebook);
     return widget?.widgets.find(w => w.model === model) ?? null;
   }
@@ -120,6 +126,11 @@ export class PromptCellExecutor implements INotebookCellExecutor {
     options: INotebookCellExecutor.IRunCellOptions,
     batch: IBatch
   ): Promise<boolean> {
+    // Run All hands the cells after this one over in the same synchronous loop: let it
+    // finish, so that `batch` holds them all before deciding. Otherwise an up-to-date first
+    // prompt ran its generated cell itself and again in its own turn, and a prompt first in
+    // a Run All counted as run alone (asking the model again).
+    await Promise.resolve();
     const { cell, notebook, sessionContext } = options;
     const parsed = parsePrompt(cell.model.sharedModel.getSource())!;
     const views = cellViews(notebook);
@@ -155,7 +166,9 @@ export class PromptCellExecutor implements INotebookCellExecutor {
     try {
       reply = await CodeCell.execute(cell as CodeCell, sessionContext, {
         deletedCells,
-        recordTiming: options.notebookConfig.recordTiming
+        recordTiming: options.notebookConfig.recordTiming,
+        // Tells the kernel that this frontend inserts, links and runs the code itself.
+        [FRONTEND_MARKER]: { version: 1 }
       });
       deletedCells.splice(0, deletedCells.length);
     } catch (reason) {
@@ -163,7 +176,11 @@ export class PromptCellExecutor implements INotebookCellExecutor {
       if (cell.isDisposed || (reason as Error).message.startsWith('Canceled')) {
         return false;
       }
-      options.onCellExecuted({ cell, success: false, error: reason as KernelError });
+      options.onCellExecuted({
+        cell,
+        success: false,
+        error: reason as KernelError
+      });
       throw reason;
     } finally {
       stream?.dispose();
@@ -200,7 +217,9 @@ export class PromptCellExecutor implements INotebookCellExecutor {
       return true;
     }
     const wantsRun =
-      generation.run && this.settings.autoRun && !this.settings.reviewBeforeRunning;
+      generation.run &&
+      this.settings.autoRun &&
+      !this.settings.reviewBeforeRunning;
     if (!wantsRun) {
       this._select(notebook, generated);
       return true;
@@ -223,17 +242,17 @@ export class PromptCellExecutor implements INotebookCellExecutor {
   ): Promise<boolean> {
     const { cell } = options;
     const model = cell.model as ICodeCellModel;
-    model.sharedModel.transact(() => {
-      model.outputs.clear();
-      model.outputs.add({
-        output_type: 'stream',
-        name: 'stdout',
-        text:
-          '↻ Up to date: replaying the generated cell below without asking the model ' +
-          '(Regenerate, or Shift+Enter on this cell alone, asks again).\n'
-      });
-      model.executionCount = null;
-    }, false);
+    // Not in a shared-model transaction: the outputs model mirrors the transaction's delta
+    // once it ends, and that removed the note just added (it never showed).
+    model.outputs.clear();
+    model.outputs.add({
+      output_type: 'stream',
+      name: 'stdout',
+      text:
+        '↻ Up to date: replaying the generated cell below without asking the model ' +
+        '(Regenerate, or Shift+Enter on this cell alone, asks again).\n'
+    });
+    model.executionCount = null;
     options.onCellExecuted({ cell, success: true });
     if (batch.cellIds.has(generated.id)) {
       return true;
@@ -286,9 +305,16 @@ export class PromptCellExecutor implements INotebookCellExecutor {
         buttons: [
           Dialog.cancelButton({ label: 'Keep my edits' }),
           Dialog.warnButton({ label: 'Replace' })
-        ]
+        ],
+        // Enter must never overwrite hand-written code.
+        defaultButton: 0
       });
       if (!answer.button.accept) {
+        (prompt as ICodeCellModel).outputs.add({
+          output_type: 'stream',
+          name: 'stdout',
+          text: 'Kept your edited code below; the new answer was not used.\n'
+        });
         return null;
       }
     }
@@ -304,11 +330,13 @@ export class PromptCellExecutor implements INotebookCellExecutor {
       for (const [key, value] of Object.entries(this._cellMetadata(metadata))) {
         existing.setMetadata(key, value);
       }
-      if (existing.type === 'code') {
-        (existing as ICodeCellModel).outputs.clear();
-        (existing as ICodeCellModel).executionCount = null;
-      }
     });
+    if (existing.type === 'code') {
+      // Outside the transaction: the outputs model re-applies a transaction's delta on
+      // commit, which would undo changes made to it inside one.
+      (existing as ICodeCellModel).outputs.clear();
+      (existing as ICodeCellModel).executionCount = null;
+    }
     prompt.setMetadata(METADATA_KEY, promptMetadata(existing.id));
     return existing;
   }
@@ -359,7 +387,10 @@ class StreamIntoCell {
     private _notebook: INotebookModel,
     private _prompt: ICellModel
   ) {
-    (this._prompt as ICodeCellModel).outputs.changed.connect(this._onOutputs, this);
+    (this._prompt as ICodeCellModel).outputs.changed.connect(
+      this._onOutputs,
+      this
+    );
   }
 
   /** The cell being written into, once the first code arrived. */
@@ -399,10 +430,18 @@ class StreamIntoCell {
           return;
         }
       } else {
+        // Linked from the start, so the cell shows as generated while the code streams in.
         this._notebook.sharedModel.insertCell(promptIndex + 1, {
           cell_type: 'code',
           source: '',
-          metadata: {}
+          metadata: {
+            [METADATA_KEY]: {
+              schema: SCHEMA_VERSION,
+              role: 'generated',
+              source: 'magic',
+              generated_from: this._prompt.id
+            }
+          }
         });
         this.target = this._notebook.cells.get(promptIndex + 1);
         this._inserted = true;
@@ -413,7 +452,10 @@ class StreamIntoCell {
 
   /** Stop following the prompt's outputs. */
   dispose(): void {
-    (this._prompt as ICodeCellModel).outputs.changed.disconnect(this._onOutputs, this);
+    (this._prompt as ICodeCellModel).outputs.changed.disconnect(
+      this._onOutputs,
+      this
+    );
   }
 
   /** Remove what streaming wrote: the inserted cell, or the replaced text. */

@@ -78,7 +78,9 @@ export function findPromptIndex(
 /** Whether a generated cell's code differs from what the model wrote. */
 export function isEdited(generated: ICellView): boolean {
   const recorded = generated.chapyter?.code_sha256;
-  return typeof recorded === 'string' && recorded !== sha256Hex(generated.source);
+  return (
+    typeof recorded === 'string' && recorded !== sha256Hex(generated.source)
+  );
 }
 
 /**

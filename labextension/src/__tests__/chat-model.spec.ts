@@ -1,0 +1,556 @@
+import { ChatModel, messageFromServer } from '../chat/model';
+import {
+  ChatRequestError,
+  IChatClient,
+  IChatConfig,
+  IChatContext,
+  IChatMessage,
+  IChatRequest,
+  IHistoryView
+} from '../chat/tokens';
+
+/** A stream of text chunks the test feeds by hand; aborting the signal fails it. */
+class ManualStream implements AsyncIterable<string> {
+  constructor(signal: AbortSignal) {
+    signal.addEventListener('abort', () => {
+      const error = new Error('The operation was aborted.');
+      error.name = 'AbortError';
+      this.fail(error);
+    });
+  }
+
+  push(chunk: string): void {
+    this._queue.push({ chunk });
+    this._wake();
+  }
+
+  /** One SSE event, as the server writes it. */
+  event(event: string, data: unknown): void {
+    this.push(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  end(): void {
+    this._queue.push({ end: true });
+    this._wake();
+  }
+
+  fail(error: Error): void {
+    this._queue.push({ error });
+    this._wake();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<string> {
+    for (;;) {
+      while (!this._queue.length) {
+        await new Promise<void>(resolve => (this._waiting = resolve));
+      }
+      const item = this._queue.shift()!;
+      if (item.error) {
+        throw item.error;
+      }
+      if (item.end) {
+        return;
+      }
+      yield item.chunk!;
+    }
+  }
+
+  private _wake(): void {
+    const wake = this._waiting;
+    this._waiting = null;
+    wake?.();
+  }
+
+  private _queue: { chunk?: string; end?: boolean; error?: Error }[] = [];
+  private _waiting: (() => void) | null = null;
+}
+
+function view(
+  chatId: string,
+  messages: Partial<IChatMessage>[] = []
+): IHistoryView {
+  return {
+    chat_id: chatId,
+    messages: messages.map(m => messageFromServer(m)),
+    chats: [chatId]
+  };
+}
+
+/** A fake server: records calls, answers from what the test set up. */
+class FakeClient implements IChatClient {
+  config$: IChatConfig | Error = {
+    models: [
+      { name: 'fast', model: 'gpt-4o-mini', host: 'api.openai.com' },
+      { name: 'local', model: 'llama3', host: 'localhost:11434' }
+    ],
+    default: 'fast',
+    version: '0.1.0'
+  };
+  histories = new Map<string, IHistoryView>();
+  requests: IChatRequest[] = [];
+  streams: ManualStream[] = [];
+  stops: string[] = [];
+  calls: string[] = [];
+  chatError: Error | null = null;
+  /** Resolves pending history calls by hand when set. */
+  holdHistory = false;
+  held: (() => void)[] = [];
+
+  async config(): Promise<IChatConfig> {
+    this.calls.push('config');
+    if (this.config$ instanceof Error) {
+      throw this.config$;
+    }
+    return this.config$;
+  }
+
+  async chat(
+    request: IChatRequest,
+    signal: AbortSignal
+  ): Promise<AsyncIterable<string>> {
+    this.calls.push('chat');
+    this.requests.push(request);
+    if (this.chatError) {
+      throw this.chatError;
+    }
+    const stream = new ManualStream(signal);
+    this.streams.push(stream);
+    return stream;
+  }
+
+  async stop(messageId: string): Promise<boolean> {
+    this.calls.push('stop');
+    this.stops.push(messageId);
+    return true;
+  }
+
+  async history(notebook: string): Promise<IHistoryView> {
+    this.calls.push(`history ${notebook}`);
+    const result = this.histories.get(notebook) ?? view(`chat-${notebook}`);
+    if (this.holdHistory) {
+      await new Promise<void>(resolve => this.held.push(resolve));
+    }
+    return result;
+  }
+
+  async newChat(notebook: string): Promise<IHistoryView> {
+    this.calls.push(`new ${notebook}`);
+    return view(`new-${notebook}`);
+  }
+
+  async clearHistory(notebook: string): Promise<IHistoryView> {
+    this.calls.push(`clear ${notebook}`);
+    return view(`cleared-${notebook}`);
+  }
+}
+
+/** Let pending promises and async iterators run. */
+async function flush(times = 10): Promise<void> {
+  for (let i = 0; i < times; i++) {
+    await new Promise(resolve => setTimeout(resolve, 0));
+  }
+}
+
+const CONTEXT: IChatContext = {
+  text: 'Notebook: a.ipynb\nActive cell 2 (code)',
+  summary: 'a.ipynb · cell 2 · 3 variables'
+};
+
+function makeModel(client: FakeClient, options: { stopGraceMs?: number } = {}) {
+  return new ChatModel({
+    client,
+    context: async () => CONTEXT,
+    stopGraceMs: options.stopGraceMs ?? 50
+  });
+}
+
+describe('ChatModel history', () => {
+  it('loads the history of the active notebook, and again when it changes', async () => {
+    const client = new FakeClient();
+    client.histories.set(
+      'a.ipynb',
+      view('chat-a', [
+        { id: 'u1', role: 'user', content: 'hi', status: 'complete' },
+        { id: 'a1', role: 'assistant', content: 'hello', model: 'fast' }
+      ])
+    );
+    const model = makeModel(client);
+    let changes = 0;
+    model.changed.connect(() => changes++);
+
+    const loading = model.setNotebook('a.ipynb');
+    expect(model.state).toBe('loading');
+    await loading;
+    expect(model.state).toBe('idle');
+    expect(model.chatId).toBe('chat-a');
+    expect(model.messages.map(m => [m.role, m.content])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'hello']
+    ]);
+    expect(changes).toBeGreaterThan(0);
+
+    await model.setNotebook('b.ipynb');
+    expect(model.chatId).toBe('chat-b.ipynb');
+    expect(model.messages).toEqual([]);
+
+    await model.setNotebook('a.ipynb');
+    expect(client.calls.filter(c => c.startsWith('history'))).toEqual([
+      'history a.ipynb',
+      'history b.ipynb',
+      'history a.ipynb'
+    ]);
+    expect(model.messages).toHaveLength(2);
+  });
+
+  it('keeps the answer of the last load when loads finish out of order', async () => {
+    const client = new FakeClient();
+    client.histories.set(
+      'a.ipynb',
+      view('old', [{ id: 'x', role: 'user', content: 'old' }])
+    );
+    const model = makeModel(client);
+    client.holdHistory = true;
+    const first = model.setNotebook('a.ipynb');
+    await flush();
+    client.histories.set(
+      'a.ipynb',
+      view('new', [{ id: 'y', role: 'user', content: 'new' }])
+    );
+    const second = model.reloadHistory();
+    await flush();
+    // The second load answers first, then the first one.
+    client.held[1]();
+    await second;
+    client.held[0]();
+    await first;
+    expect(model.chatId).toBe('new');
+    expect(model.messages.map(m => m.content)).toEqual(['new']);
+  });
+
+  it('shows a failed history load as an error line', async () => {
+    const client = new FakeClient();
+    client.history = async () => {
+      throw new ChatRequestError(
+        'bad_request',
+        "'notebook' is not a valid path."
+      );
+    };
+    const model = makeModel(client);
+    await model.setNotebook('../x.ipynb');
+    expect(model.error).toBe(
+      "Could not load the chat history: 'notebook' is not a valid path."
+    );
+    expect(model.state).toBe('idle');
+  });
+
+  it('starts a new chat and clears history through the server', async () => {
+    const client = new FakeClient();
+    client.histories.set(
+      'a.ipynb',
+      view('chat-a', [{ id: 'u', role: 'user', content: 'q' }])
+    );
+    const model = makeModel(client);
+    await model.setNotebook('a.ipynb');
+    await model.newChat();
+    expect(model.chatId).toBe('new-a.ipynb');
+    expect(model.messages).toEqual([]);
+    await model.clearHistory();
+    expect(model.chatId).toBe('cleared-a.ipynb');
+  });
+
+  it('reads stored messages with defaults and never as still streaming', () => {
+    expect(
+      messageFromServer({
+        id: 'a',
+        role: 'assistant',
+        status: 'streaming' as any
+      })
+    ).toEqual(
+      expect.objectContaining({ status: 'stopped', content: '', model: '' })
+    );
+    expect(
+      messageFromServer({ id: 'b', role: 'assistant', status: 'error' }).error
+    ).toBe('This reply failed.');
+  });
+});
+
+describe('ChatModel config', () => {
+  it('offers the models of the server, the default selected', async () => {
+    const client = new FakeClient();
+    const model = makeModel(client);
+    await model.loadConfig();
+    expect(model.models.map(m => m.name)).toEqual(['fast', 'local']);
+    expect(model.selectedModel).toBe('fast');
+    model.selectedModel = 'local';
+    expect(model.selectedModel).toBe('local');
+    model.selectedModel = 'unknown';
+    expect(model.selectedModel).toBe('local');
+    expect(model.modelInfo()?.model).toBe('llama3');
+  });
+
+  it('selects the model picked last time when the server offers it', async () => {
+    const client = new FakeClient();
+    const model = makeModel(client);
+    const picked: (string | null)[] = [];
+    model.modelSelected.connect((_, name) => picked.push(name));
+    model.preferredModel = 'local';
+    await model.loadConfig();
+    expect(model.selectedModel).toBe('local');
+    model.preferredModel = 'gone';
+    await model.loadConfig();
+    expect(model.selectedModel).toBe('local');
+    // Only a person's pick is reported (to be saved), not the config's.
+    expect(picked).toEqual([]);
+    model.selectedModel = 'fast';
+    expect(picked).toEqual(['fast']);
+  });
+
+  it('says when the config cannot be loaded', async () => {
+    const client = new FakeClient();
+    client.config$ = new ChatRequestError(
+      'error',
+      'The chapyter-ext server extension is not answering'
+    );
+    const model = makeModel(client);
+    await model.loadConfig();
+    expect(model.error).toMatch(
+      /^Could not load the chat settings: The chapyter-ext server/
+    );
+    model.dismissError();
+    expect(model.error).toBeNull();
+  });
+});
+
+describe('ChatModel streaming', () => {
+  async function ready(client = new FakeClient()) {
+    const model = makeModel(client);
+    await model.loadConfig();
+    await model.setNotebook('a.ipynb');
+    return { client, model };
+  }
+
+  it('streams an answer: start, tokens cut anywhere, done', async () => {
+    const { client, model } = await ready();
+    const updates: string[] = [];
+    model.messageChanged.connect((_, message) => updates.push(message.content));
+
+    const sending = model.send('plot x');
+    expect(model.state).toBe('streaming');
+    expect(model.messages.map(m => [m.role, m.status])).toEqual([
+      ['user', 'complete'],
+      ['assistant', 'streaming']
+    ]);
+    await flush();
+    expect(client.requests[0]).toEqual({
+      notebook: 'a.ipynb',
+      message: 'plot x',
+      chat_id: 'chat-a.ipynb',
+      model: 'fast',
+      context: CONTEXT.text
+    });
+
+    const stream = client.streams[0];
+    const wire =
+      'event: start\ndata: {"chat_id": "c9", "message_id": "m9", "model": "fast"}\n\n' +
+      'event: token\ndata: {"text": "Here: "}\n\n' +
+      ': keepalive\n\n' +
+      'event: token\ndata: {"text": "```python\\nplt.plot(x)\\n```"}\n\n';
+    // Cut the wire in odd places: inside a field name, inside the JSON, between events.
+    for (const piece of wire.match(/[\s\S]{1,5}/g)!) {
+      stream.push(piece);
+    }
+    await flush();
+    const reply = model.messages[1];
+    expect(reply.id).toBe('m9');
+    expect(reply.content).toBe('Here: ```python\nplt.plot(x)\n```');
+    expect(reply.status).toBe('streaming');
+    expect(model.chatId).toBe('c9');
+    expect(updates).toContain('Here: ');
+
+    stream.event('done', {
+      message_id: 'm9',
+      text: 'Here: ```python\nplt.plot(x)\n```'
+    });
+    stream.end();
+    await sending;
+    expect(reply.status).toBe('complete');
+    expect(Date.parse(reply.created)).not.toBeNaN();
+    expect(model.state).toBe('idle');
+    expect(model.error).toBeNull();
+  });
+
+  it('refuses to send empty text, without a notebook, or while a reply streams', async () => {
+    const client = new FakeClient();
+    const model = makeModel(client);
+    expect(await model.send('hello')).toBe(false);
+    await model.setNotebook('a.ipynb');
+    expect(await model.send('   ')).toBe(false);
+    const first = model.send('one');
+    expect(await model.send('two')).toBe(false);
+    await flush();
+    client.streams[0].event('done', { message_id: 'm', text: 'ok' });
+    client.streams[0].end();
+    expect(await first).toBe(true);
+    expect(client.requests).toHaveLength(1);
+  });
+
+  it('sends no context when the toggle is off, for the next message only', async () => {
+    const { client, model } = await ready();
+    let contextSignals = 0;
+    model.contextChanged.connect(() => contextSignals++);
+    model.contextEnabled = false;
+    const sending = model.send('no context please');
+    await flush();
+    expect(client.requests[0].context).toBeUndefined();
+    expect(model.contextEnabled).toBe(true);
+    expect(contextSignals).toBeGreaterThan(0);
+    client.streams[0].event('done', { message_id: 'm', text: 'ok' });
+    client.streams[0].end();
+    await sending;
+
+    const again = model.send('with context');
+    await flush();
+    expect(client.requests[1].context).toBe(CONTEXT.text);
+    client.streams[1].end();
+    await again;
+  });
+
+  it('shows the reason of an error event as one line', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('fail please');
+    await flush();
+    const stream = client.streams[0];
+    stream.event('start', { chat_id: 'c', message_id: 'm1', model: 'fast' });
+    stream.event('token', { text: 'partial' });
+    stream.event('error', {
+      kind: 'server',
+      message:
+        'The endpoint api.openai.com failed with HTTP 500\nafter 3 attempts. Try again later.'
+    });
+    await sending;
+    const reply = model.messages[1];
+    expect(reply.status).toBe('error');
+    expect(reply.content).toBe('partial');
+    expect(model.error).toBe(
+      'The model failed: The endpoint api.openai.com failed with HTTP 500 after 3 attempts. Try again later.'
+    );
+    expect(model.state).toBe('idle');
+  });
+
+  it('shows a refused request (HTTP error before the stream) with its message', async () => {
+    const client = new FakeClient();
+    client.chatError = new ChatRequestError(
+      'busy',
+      '4 chat replies are already streaming; try again when one has finished.',
+      429
+    );
+    const { model } = await ready(client);
+    await model.send('hello');
+    expect(model.messages[1].status).toBe('error');
+    expect(model.error).toBe(
+      '4 chat replies are already streaming; try again when one has finished.'
+    );
+  });
+
+  it('says so when the connection closes before the reply finished', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('hello');
+    await flush();
+    client.streams[0].event('token', { text: 'half' });
+    client.streams[0].end();
+    await sending;
+    expect(model.messages[1].status).toBe('error');
+    expect(model.error).toBe(
+      'The connection closed before the reply finished.'
+    );
+  });
+
+  it('stops through the server, which ends the stream as stopped', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('long answer');
+    await flush();
+    const stream = client.streams[0];
+    stream.event('start', { chat_id: 'c', message_id: 'm7', model: 'fast' });
+    stream.event('token', { text: 'one two' });
+    await flush();
+    const stopping = model.stop();
+    expect(model.stopping).toBe(true);
+    await stopping;
+    expect(client.stops).toEqual(['m7']);
+    stream.event('done', {
+      message_id: 'm7',
+      text: 'one two three',
+      status: 'stopped'
+    });
+    stream.end();
+    await sending;
+    const reply = model.messages[1];
+    expect(reply.status).toBe('stopped');
+    expect(reply.content).toBe('one two three');
+    expect(model.state).toBe('idle');
+    expect(model.stopping).toBe(false);
+    expect(model.error).toBeNull();
+  });
+
+  it('cuts the connection when the server does not end a stopped stream in time', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('long answer');
+    await flush();
+    const stream = client.streams[0];
+    stream.event('start', { chat_id: 'c', message_id: 'm8', model: 'fast' });
+    stream.event('token', { text: 'so far' });
+    await flush();
+    await model.stop();
+    // stopGraceMs is 50 ms in these tests; the stream never ends by itself.
+    await sending;
+    expect(model.messages[1].status).toBe('stopped');
+    expect(model.messages[1].content).toBe('so far');
+    expect(model.error).toBeNull();
+  });
+
+  it('stops before the server named the reply by closing the connection', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('hello');
+    await flush();
+    await model.stop();
+    await sending;
+    expect(client.stops).toEqual([]);
+    expect(model.messages[1].status).toBe('stopped');
+    expect(model.state).toBe('idle');
+  });
+
+  it('lets a reply finish in its own notebook while another one is shown', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('question about a');
+    await flush();
+    const stream = client.streams[0];
+    stream.event('start', { chat_id: 'ca', message_id: 'ma', model: 'fast' });
+    await flush();
+    await model.setNotebook('b.ipynb');
+    expect(model.state).toBe('idle');
+    expect(model.messages).toEqual([]);
+    const seen: IChatMessage[] = [];
+    model.messageChanged.connect((_, m) => seen.push(m));
+    stream.event('token', { text: 'answer for a' });
+    await flush();
+    expect(seen).toEqual([]);
+
+    // Back on a: the thread is still streaming, so it is shown as it is, not reloaded.
+    await model.setNotebook('a.ipynb');
+    expect(model.state).toBe('streaming');
+    expect(model.messages[1].content).toBe('answer for a');
+    stream.event('done', { message_id: 'ma', text: 'answer for a' });
+    stream.end();
+    await sending;
+    expect(model.state).toBe('idle');
+    expect(client.calls.filter(c => c === 'history a.ipynb')).toHaveLength(1);
+  });
+
+  it('collects the context again for the chip', async () => {
+    const { model } = await ready();
+    await model.refreshContext();
+    expect(model.context).toEqual(CONTEXT);
+    await model.setNotebook(null);
+    expect(model.context).toBeNull();
+  });
+});

@@ -1,0 +1,93 @@
+/** The chat's calls to the server extension, over `request.ts`. */
+
+import { requestAPI, requestResponse, ServerAPIError } from '../request';
+import { decodeChunks } from './sse';
+import {
+  ChatRequestError,
+  IChatClient,
+  IChatConfig,
+  IChatRequest,
+  IHistoryView
+} from './tokens';
+
+function asChatError(error: unknown): unknown {
+  if (error instanceof ServerAPIError) {
+    return new ChatRequestError(error.kind, error.message, error.status);
+  }
+  return error;
+}
+
+async function call<T>(endPoint: string, init: RequestInit = {}): Promise<T> {
+  try {
+    return await requestAPI<T>(endPoint, init);
+  } catch (error) {
+    throw asChatError(error);
+  }
+}
+
+function json(method: string, body: unknown): RequestInit {
+  return { method, body: JSON.stringify(body) };
+}
+
+/** The {@link IChatClient} that talks to the Jupyter server. */
+export class ChatClient implements IChatClient {
+  /** `GET config`. */
+  config(): Promise<IChatConfig> {
+    return call<IChatConfig>('config');
+  }
+
+  /** `POST chat`, streamed. */
+  async chat(
+    request: IChatRequest,
+    signal: AbortSignal
+  ): Promise<AsyncIterable<string>> {
+    let response: Response;
+    try {
+      response = await requestResponse('chat', {
+        ...json('POST', request),
+        headers: { Accept: 'text/event-stream' },
+        signal
+      });
+    } catch (error) {
+      throw asChatError(error);
+    }
+    if (!response.body) {
+      throw new ChatRequestError(
+        'bad_response',
+        'The reply has no body to stream.'
+      );
+    }
+    return decodeChunks(response.body);
+  }
+
+  /** `POST chat/stop`. */
+  async stop(messageId: string): Promise<boolean> {
+    const reply = await call<{ stopped: boolean }>(
+      'chat/stop',
+      json('POST', { message_id: messageId })
+    );
+    return !!reply?.stopped;
+  }
+
+  /** `GET history?notebook=`. */
+  history(notebook: string): Promise<IHistoryView> {
+    return call<IHistoryView>(
+      `history?notebook=${encodeURIComponent(notebook)}`
+    );
+  }
+
+  /** `POST history/new`. */
+  newChat(notebook: string): Promise<IHistoryView> {
+    return call<IHistoryView>('history/new', json('POST', { notebook }));
+  }
+
+  /** `DELETE history?notebook=`. */
+  clearHistory(notebook: string): Promise<IHistoryView> {
+    return call<IHistoryView>(
+      `history?notebook=${encodeURIComponent(notebook)}`,
+      {
+        method: 'DELETE'
+      }
+    );
+  }
+}

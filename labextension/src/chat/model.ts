@@ -1,0 +1,646 @@
+/**
+ * The chat sidebar's state, without DOM and without JupyterLab runtime code: the server is an
+ * injected {@link IChatClient} and the notebook's context an injected function, so the
+ * streaming state machine is tested in node.
+ *
+ * Each notebook has its own thread (chat id, messages, streaming state). Switching notebooks
+ * while a reply streams leaves that reply running in its thread; the view follows the current
+ * notebook's thread only.
+ */
+
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { IServerSentEvent, readEvents } from './sse';
+import {
+  IChatClient,
+  IChatContext,
+  IChatMessage,
+  IChatRequest,
+  IHistoryView,
+  IModelInfo,
+  MessageStatus
+} from './tokens';
+
+/** What the current thread is doing. */
+export type ChatState = 'idle' | 'loading' | 'streaming';
+
+/** Options of {@link ChatModel}. */
+export interface IChatModelOptions {
+  /** The server. */
+  client: IChatClient;
+  /** Collects what the notebook and its kernel know; null sends no context. */
+  context?: (() => Promise<IChatContext | null>) | null;
+  /** Whether the context toggle starts on (and comes back on after each message). */
+  sendContext?: boolean;
+  /** How long Stop waits for the server to end the stream before cutting it, in ms. */
+  stopGraceMs?: number;
+}
+
+interface IThread {
+  notebook: string;
+  chatId: string | null;
+  messages: IChatMessage[];
+  state: ChatState;
+  error: string | null;
+  controller: AbortController | null;
+  /** Server id of the reply streaming now, once the `start` event named it. */
+  messageId: string | null;
+  stopping: boolean;
+  /** Cuts the connection when the server does not end a stopped stream in time. */
+  stopTimer: ReturnType<typeof setTimeout> | null;
+  loads: number;
+}
+
+const STATUSES: MessageStatus[] = ['complete', 'stopped', 'error', 'streaming'];
+
+/** A message from the history endpoint, with defaults for anything missing. */
+export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
+  const status = STATUSES.includes(data.status as MessageStatus)
+    ? (data.status as MessageStatus)
+    : 'complete';
+  const message: IChatMessage = {
+    id: String(data.id ?? ''),
+    role: data.role === 'user' ? 'user' : 'assistant',
+    content: String(data.content ?? ''),
+    model: String(data.model ?? ''),
+    created: String(data.created ?? ''),
+    // A stored reply is never still streaming in this tab.
+    status: status === 'streaming' ? 'stopped' : status
+  };
+  if (message.status === 'error') {
+    message.error = data.error ?? 'This reply failed.';
+  }
+  return message;
+}
+
+/** The message of an error, as one line. */
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split(/\s+/).join(' ').trim() || 'Unknown error.';
+}
+
+let localIds = 0;
+function localId(): string {
+  localIds += 1;
+  return `local-${Date.now().toString(36)}-${localIds}`;
+}
+
+function parseData(event: IServerSentEvent): { [key: string]: any } | null {
+  try {
+    const data = JSON.parse(event.data);
+    return data && typeof data === 'object' ? data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The chat's state and actions; the view listens to its signals. */
+export class ChatModel {
+  /** Create a model over a client. */
+  constructor(options: IChatModelOptions) {
+    this._client = options.client;
+    this.contextProvider = options.context ?? null;
+    this._contextDefault = options.sendContext ?? true;
+    this._contextEnabled = this._contextDefault;
+    this._stopGraceMs = options.stopGraceMs ?? 3000;
+  }
+
+  /** Collects the context; set by the plugin once the notebook side is ready. */
+  contextProvider: (() => Promise<IChatContext | null>) | null;
+
+  /** Messages, state, error, notebook or models changed: redraw the structure. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** One message of the current thread got new text or a new status (while streaming). */
+  get messageChanged(): ISignal<this, IChatMessage> {
+    return this._messageChanged;
+  }
+
+  /** The context preview or its toggle changed. */
+  get contextChanged(): ISignal<this, void> {
+    return this._contextChanged;
+  }
+
+  /** Path of the notebook the chat is about, or null. */
+  get notebook(): string | null {
+    return this._notebook;
+  }
+
+  /** The current notebook's messages, oldest first. */
+  get messages(): readonly IChatMessage[] {
+    return this._current()?.messages ?? [];
+  }
+
+  /** What the current notebook's chat is doing. */
+  get state(): ChatState {
+    return this._current()?.state ?? 'idle';
+  }
+
+  /** Whether Stop was asked for and the stream has not ended yet. */
+  get stopping(): boolean {
+    return !!this._current()?.stopping;
+  }
+
+  /** The current chat's id, once known. */
+  get chatId(): string | null {
+    return this._current()?.chatId ?? null;
+  }
+
+  /** The last error of the current notebook's chat, one line, or null. */
+  get error(): string | null {
+    return this._current()?.error ?? this._configError;
+  }
+
+  /** Hide the error line. */
+  dismissError(): void {
+    const thread = this._current();
+    if (thread) {
+      thread.error = null;
+    }
+    this._configError = null;
+    this._changed.emit();
+  }
+
+  /** Models the server offers. */
+  get models(): readonly IModelInfo[] {
+    return this._models;
+  }
+
+  /** Name of the model messages go to (null: the server's default). */
+  get selectedModel(): string | null {
+    return this._selectedModel;
+  }
+  set selectedModel(name: string | null) {
+    if (name === this._selectedModel) {
+      return;
+    }
+    if (name !== null && !this._models.some(m => m.name === name)) {
+      return;
+    }
+    this._selectedModel = name;
+    this._changed.emit();
+    this._modelSelected.emit(name);
+  }
+
+  /** The person picked another model (not emitted when the config picks one). */
+  get modelSelected(): ISignal<this, string | null> {
+    return this._modelSelected;
+  }
+
+  /** The model picked last time (a setting): selected whenever the server offers it. */
+  get preferredModel(): string {
+    return this._preferredModel;
+  }
+  set preferredModel(name: string) {
+    this._preferredModel = name;
+    if (
+      name &&
+      name !== this._selectedModel &&
+      this._models.some(m => m.name === name)
+    ) {
+      this._selectedModel = name;
+      this._changed.emit();
+    }
+  }
+
+  /** The model info of a name (the selected one by default). */
+  modelInfo(name: string | null = this._selectedModel): IModelInfo | null {
+    return this._models.find(m => m.name === name) ?? null;
+  }
+
+  /** Whether the next message carries the notebook's context. */
+  get contextEnabled(): boolean {
+    return this._contextEnabled;
+  }
+  set contextEnabled(value: boolean) {
+    if (value !== this._contextEnabled) {
+      this._contextEnabled = value;
+      this._contextChanged.emit();
+    }
+  }
+
+  /** Whether the context toggle starts on (a setting). */
+  get contextDefault(): boolean {
+    return this._contextDefault;
+  }
+  set contextDefault(value: boolean) {
+    this._contextDefault = value;
+    this.contextEnabled = value;
+  }
+
+  /** What would be sent as context now, as last collected (null: nothing to send). */
+  get context(): IChatContext | null {
+    return this._context;
+  }
+
+  /** Load the models from the server. */
+  async loadConfig(): Promise<void> {
+    try {
+      const config = await this._client.config();
+      this._models = Array.isArray(config.models) ? config.models : [];
+      const offered = (name: string | null) =>
+        !!name && this._models.some(m => m.name === name);
+      const candidates = [
+        this._preferredModel,
+        this._selectedModel,
+        config.default
+      ];
+      this._selectedModel =
+        candidates.find(offered) ?? this._models[0]?.name ?? null;
+      this._configError = null;
+    } catch (error) {
+      this._configError = `Could not load the chat settings: ${errorMessage(error)}`;
+    }
+    this._changed.emit();
+  }
+
+  /** Follow another notebook (null: none); loads its history unless a reply streams there. */
+  async setNotebook(path: string | null): Promise<void> {
+    if (path === this._notebook) {
+      return;
+    }
+    this._notebook = path;
+    this._context = null;
+    this._changed.emit();
+    this._contextChanged.emit();
+    if (!path) {
+      return;
+    }
+    let thread = this._threads.get(path);
+    if (!thread) {
+      thread = {
+        notebook: path,
+        chatId: null,
+        messages: [],
+        state: 'idle',
+        error: null,
+        controller: null,
+        messageId: null,
+        stopping: false,
+        stopTimer: null,
+        loads: 0
+      };
+      this._threads.set(path, thread);
+    }
+    if (thread.state !== 'streaming') {
+      await this._load(thread, () => this._client.history(path));
+    }
+  }
+
+  /** Load the current notebook's history again. */
+  async reloadHistory(): Promise<void> {
+    const thread = this._current();
+    if (thread && thread.state !== 'streaming') {
+      await this._load(thread, () => this._client.history(thread.notebook));
+    }
+  }
+
+  /** Start a new chat for the current notebook; the earlier ones stay on the server. */
+  async newChat(): Promise<void> {
+    const thread = this._current();
+    if (thread && thread.state !== 'streaming') {
+      await this._load(thread, () => this._client.newChat(thread.notebook));
+    }
+  }
+
+  /** Forget every chat of the current notebook. */
+  async clearHistory(): Promise<void> {
+    const thread = this._current();
+    if (thread && thread.state !== 'streaming') {
+      await this._load(thread, () =>
+        this._client.clearHistory(thread.notebook)
+      );
+    }
+  }
+
+  /** Collect the context again for the chip. */
+  async refreshContext(): Promise<void> {
+    const token = ++this._contextLoads;
+    let context: IChatContext | null = null;
+    if (this._notebook && this.contextProvider) {
+      try {
+        context = await this.contextProvider();
+      } catch (error) {
+        console.warn(
+          'chapyter-ext: could not collect the notebook context',
+          error
+        );
+      }
+    }
+    if (token === this._contextLoads) {
+      this._context = context;
+      this._contextChanged.emit();
+    }
+  }
+
+  /**
+   * Ask: the message and an empty reply appear at once, tokens stream into the reply.
+   * Returns false when nothing was sent (empty text, no notebook, or a reply streaming).
+   */
+  async send(text: string): Promise<boolean> {
+    const thread = this._current();
+    if (!thread || thread.state !== 'idle' || !text.trim()) {
+      return false;
+    }
+    const model = this._selectedModel;
+    const reply: IChatMessage = {
+      id: localId(),
+      role: 'assistant',
+      content: '',
+      model: model ?? '',
+      created: '',
+      status: 'streaming'
+    };
+    thread.messages.push(
+      {
+        id: localId(),
+        role: 'user',
+        content: text,
+        model: model ?? '',
+        created: new Date().toISOString(),
+        status: 'complete'
+      },
+      reply
+    );
+    const controller = new AbortController();
+    thread.controller = controller;
+    thread.state = 'streaming';
+    thread.error = null;
+    thread.stopping = false;
+    thread.messageId = null;
+    this._changed.emit();
+
+    try {
+      const request: IChatRequest = {
+        notebook: thread.notebook,
+        message: text
+      };
+      if (thread.chatId) {
+        request.chat_id = thread.chatId;
+      }
+      if (model) {
+        request.model = model;
+      }
+      const context = await this._collectContext();
+      if (context) {
+        request.context = context;
+      }
+      if (controller.signal.aborted) {
+        this._setStatus(thread, reply, 'stopped');
+        return true;
+      }
+      const chunks = await this._client.chat(request, controller.signal);
+      let ended = false;
+      for await (const event of readEvents(chunks)) {
+        if (this._apply(thread, reply, event)) {
+          ended = true;
+          break;
+        }
+      }
+      if (!ended) {
+        if (controller.signal.aborted) {
+          this._setStatus(thread, reply, 'stopped');
+        } else {
+          this._fail(
+            thread,
+            reply,
+            'The connection closed before the reply finished.'
+          );
+        }
+      }
+    } catch (error) {
+      if (controller.signal.aborted) {
+        this._setStatus(thread, reply, 'stopped');
+      } else {
+        this._fail(thread, reply, errorMessage(error));
+      }
+    } finally {
+      if (thread.stopTimer !== null) {
+        clearTimeout(thread.stopTimer);
+        thread.stopTimer = null;
+      }
+      if (thread.controller === controller) {
+        thread.controller = null;
+      }
+      thread.state = 'idle';
+      thread.stopping = false;
+      thread.messageId = null;
+      if (thread.notebook === this._notebook) {
+        this._changed.emit();
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Stop the streaming reply: ask the server (which ends the stream with what it has and
+   * saves it), and cut the connection if it has not ended after a grace period.
+   */
+  async stop(): Promise<void> {
+    const thread = this._current();
+    const controller = thread?.controller;
+    if (
+      !thread ||
+      thread.state !== 'streaming' ||
+      !controller ||
+      thread.stopping
+    ) {
+      return;
+    }
+    thread.stopping = true;
+    this._changed.emit();
+    if (!thread.messageId) {
+      // The server has not named the reply yet: closing the connection is the only way.
+      controller.abort();
+      return;
+    }
+    await this._stopOnServer(thread, thread.messageId);
+  }
+
+  /** Stop every stream (the panel is going away). */
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    for (const thread of this._threads.values()) {
+      thread.controller?.abort();
+    }
+    Signal.clearData(this);
+  }
+
+  /** Whether {@link dispose} was called. */
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  private _current(): IThread | null {
+    return this._notebook ? (this._threads.get(this._notebook) ?? null) : null;
+  }
+
+  private async _collectContext(): Promise<string | null> {
+    const enabled = this._contextEnabled;
+    // The toggle is for the next message only.
+    this.contextEnabled = this._contextDefault;
+    if (!enabled || !this.contextProvider) {
+      return null;
+    }
+    try {
+      const context = await this.contextProvider();
+      this._context = context;
+      this._contextChanged.emit();
+      return context?.text || null;
+    } catch (error) {
+      console.warn(
+        'chapyter-ext: could not collect the notebook context',
+        error
+      );
+      return null;
+    }
+  }
+
+  /** Ask the server to stop the reply; cut the connection if the stream does not end soon. */
+  private async _stopOnServer(
+    thread: IThread,
+    messageId: string
+  ): Promise<void> {
+    const controller = thread.controller;
+    if (!controller || thread.stopTimer !== null) {
+      return;
+    }
+    thread.stopTimer = setTimeout(() => controller.abort(), this._stopGraceMs);
+    try {
+      // The server ends the stream with `done` (status "stopped") and saves what there was.
+      await this._client.stop(messageId);
+    } catch {
+      controller.abort();
+    }
+  }
+
+  /** Apply one event; true when the reply has ended. */
+  private _apply(
+    thread: IThread,
+    reply: IChatMessage,
+    event: IServerSentEvent
+  ): boolean {
+    const data = parseData(event);
+    if (!data) {
+      return false;
+    }
+    switch (event.event) {
+      case 'start':
+        if (typeof data.chat_id === 'string') {
+          thread.chatId = data.chat_id;
+        }
+        if (typeof data.message_id === 'string') {
+          thread.messageId = data.message_id;
+          reply.id = data.message_id;
+        }
+        if (typeof data.model === 'string') {
+          reply.model = data.model;
+        }
+        this._emitMessage(thread, reply);
+        return false;
+      case 'token':
+        if (typeof data.text === 'string' && data.text) {
+          reply.content += data.text;
+          this._emitMessage(thread, reply);
+        }
+        return false;
+      case 'done':
+        if (typeof data.text === 'string') {
+          reply.content = data.text;
+        }
+        if (typeof data.message_id === 'string') {
+          reply.id = data.message_id;
+        }
+        this._setStatus(
+          thread,
+          reply,
+          data.status === 'stopped' ? 'stopped' : 'complete'
+        );
+        return true;
+      case 'error': {
+        const message =
+          typeof data.message === 'string' && data.message.trim()
+            ? data.message
+            : 'The model failed without saying why.';
+        this._fail(thread, reply, `The model failed: ${errorMessage(message)}`);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  private _setStatus(
+    thread: IThread,
+    reply: IChatMessage,
+    status: MessageStatus
+  ): void {
+    reply.status = status;
+    reply.created = new Date().toISOString();
+    this._emitMessage(thread, reply);
+  }
+
+  private _fail(thread: IThread, reply: IChatMessage, message: string): void {
+    reply.error = message;
+    thread.error = message;
+    this._setStatus(thread, reply, 'error');
+  }
+
+  private _emitMessage(thread: IThread, message: IChatMessage): void {
+    if (thread.notebook === this._notebook && !this._disposed) {
+      this._messageChanged.emit(message);
+    }
+  }
+
+  private async _load(
+    thread: IThread,
+    fetch: () => Promise<IHistoryView>
+  ): Promise<void> {
+    const load = ++thread.loads;
+    thread.state = 'loading';
+    thread.error = null;
+    if (thread.notebook === this._notebook) {
+      this._changed.emit();
+    }
+    try {
+      const view = await fetch();
+      if (load !== thread.loads) {
+        return;
+      }
+      thread.chatId = view?.chat_id ?? null;
+      thread.messages = (view?.messages ?? []).map(messageFromServer);
+    } catch (error) {
+      if (load !== thread.loads) {
+        return;
+      }
+      thread.error = `Could not load the chat history: ${errorMessage(error)}`;
+    }
+    thread.state = 'idle';
+    if (thread.notebook === this._notebook && !this._disposed) {
+      this._changed.emit();
+    }
+  }
+
+  private _client: IChatClient;
+  private _threads = new Map<string, IThread>();
+  private _notebook: string | null = null;
+  private _models: IModelInfo[] = [];
+  private _selectedModel: string | null = null;
+  private _preferredModel = '';
+  private _configError: string | null = null;
+  private _context: IChatContext | null = null;
+  private _contextLoads = 0;
+  private _contextDefault: boolean;
+  private _contextEnabled: boolean;
+  private _stopGraceMs: number;
+  private _disposed = false;
+  private _changed = new Signal<this, void>(this);
+  private _modelSelected = new Signal<this, string | null>(this);
+  private _messageChanged = new Signal<this, IChatMessage>(this);
+  private _contextChanged = new Signal<this, void>(this);
+}

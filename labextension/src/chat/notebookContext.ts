@@ -1,0 +1,269 @@
+/**
+ * Takes the snapshot of the active notebook the chat's context is built from: the active cell
+ * and its neighbours, the selected text, the last error, and the kernel's variables.
+ *
+ * The variables come from the notebook's own kernel, through the notebook's own kernel
+ * connection (kernels may be remote; the server never opens a client of its own): one silent
+ * execute request whose user expression calls `chapyter_ext.context.describe_variables`, so
+ * nothing is printed, nothing lands in the history, and no name is bound in the namespace.
+ */
+
+import { ICodeCellModel } from '@jupyterlab/cells';
+import {
+  INotebookTracker,
+  NotebookActions,
+  NotebookPanel
+} from '@jupyterlab/notebook';
+import { Kernel } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  buildContext,
+  findLastError,
+  ICellOutputs,
+  ICellSnapshot,
+  INotebookSnapshot,
+  IVariableSummary
+} from './context';
+import { DEFAULT_CHAT_SETTINGS, IChatContext, IChatSettings } from './tokens';
+import { IVariablesReply, readRetrying, VariablesCache } from './variables';
+
+/** Characters the kernel may spend on variable summaries. */
+const VARIABLES_BUDGET = 2000;
+/** How long the chat waits for a busy kernel before using what it read last time. */
+const VARIABLES_TIMEOUT_MS = 2500;
+
+/** The user expression that reads the variables; it binds no name in the user's namespace. */
+export const VARIABLES_EXPRESSION =
+  "__import__('IPython').display.JSON(__import__('chapyter_ext.context', " +
+  "fromlist=['describe_variables']).describe_variables(get_ipython().user_ns, " +
+  `get_ipython().user_ns_hidden, budget=${VARIABLES_BUDGET}))`;
+
+function cellSnapshot(panel: NotebookPanel, index: number): ICellSnapshot {
+  const model = panel.content.model!.cells.get(index);
+  return { index, type: model.type, source: model.sharedModel.getSource() };
+}
+
+function selectedText(panel: NotebookPanel): string {
+  const editor = panel.content.activeCell?.editor;
+  if (!editor) {
+    return '';
+  }
+  const { start, end } = editor.getSelection();
+  const from = editor.getOffsetAt(start);
+  const to = editor.getOffsetAt(end);
+  if (from === to) {
+    return '';
+  }
+  return editor.model.sharedModel
+    .getSource()
+    .slice(Math.min(from, to), Math.max(from, to));
+}
+
+function cellOutputs(panel: NotebookPanel): ICellOutputs[] {
+  const cells = panel.content.model!.cells;
+  const result: ICellOutputs[] = [];
+  for (let index = 0; index < cells.length; index++) {
+    const cell = cells.get(index);
+    if (cell.type !== 'code') {
+      continue;
+    }
+    const code = cell as ICodeCellModel;
+    const outputs = [];
+    for (let i = 0; i < code.outputs.length; i++) {
+      outputs.push(
+        code.outputs.get(i).toJSON() as ICellOutputs['outputs'][number]
+      );
+    }
+    result.push({ index, executionCount: code.executionCount, outputs });
+  }
+  return result;
+}
+
+function kernelLanguage(panel: NotebookPanel): string {
+  const info = panel.content.model?.getMetadata('language_info') as
+    { name?: string } | undefined;
+  const spec = panel.content.model?.getMetadata('kernelspec') as
+    { language?: string } | undefined;
+  return String(info?.name ?? spec?.language ?? '');
+}
+
+/** Collects the active notebook's context and says when it may have changed. */
+export class NotebookContextCollector {
+  /** Follow the notebooks of `tracker`. */
+  constructor(
+    private _tracker: INotebookTracker,
+    settings: IChatSettings = DEFAULT_CHAT_SETTINGS
+  ) {
+    this.settings = settings;
+    _tracker.currentChanged.connect(this._emit, this);
+    _tracker.activeCellChanged.connect(this._emit, this);
+    NotebookActions.executed.connect(this._onExecuted, this);
+    _tracker.widgetAdded.connect((_, panel) => {
+      panel.sessionContext.kernelChanged.connect(this._onKernel, this);
+      panel.sessionContext.statusChanged.connect(this._onStatus, this);
+    });
+  }
+
+  /** The chat's settings (neighbours, budget, variables on or off). */
+  settings: IChatSettings;
+
+  /** Something the context shows may have changed: collect it again. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** The current notebook's context, or null when no notebook is open. */
+  async collect(): Promise<IChatContext | null> {
+    const snapshot = await this.snapshot();
+    return snapshot
+      ? buildContext(snapshot, this.settings.contextMaxChars)
+      : null;
+  }
+
+  /** What the current notebook and its kernel show now. */
+  async snapshot(): Promise<INotebookSnapshot | null> {
+    const panel = this._tracker.currentWidget;
+    const model = panel?.content.model;
+    if (!panel || !model) {
+      return null;
+    }
+    const notebook = panel.content;
+    const count = model.cells.length;
+    const activeIndex = notebook.activeCell ? notebook.activeCellIndex : -1;
+    const neighbours = Math.max(0, this.settings.neighbourCells);
+    const above: ICellSnapshot[] = [];
+    const below: ICellSnapshot[] = [];
+    if (activeIndex >= 0) {
+      for (
+        let i = Math.max(0, activeIndex - neighbours);
+        i < activeIndex;
+        i++
+      ) {
+        above.push(cellSnapshot(panel, i));
+      }
+      for (
+        let i = activeIndex + 1;
+        i <= Math.min(count - 1, activeIndex + neighbours);
+        i++
+      ) {
+        below.push(cellSnapshot(panel, i));
+      }
+    }
+    const language = kernelLanguage(panel);
+    return {
+      path: panel.context.path,
+      cellCount: count,
+      active: activeIndex >= 0 ? cellSnapshot(panel, activeIndex) : null,
+      above,
+      below,
+      selection: selectedText(panel),
+      lastError: findLastError(cellOutputs(panel)),
+      variables: this.settings.includeVariables
+        ? await this.variables(panel)
+        : null,
+      language
+    };
+  }
+
+  /** The kernel's variables (cached until a cell runs), or null when they cannot be read. */
+  async variables(panel: NotebookPanel): Promise<IVariableSummary[] | null> {
+    const kernel = panel.sessionContext.session?.kernel;
+    const language = kernelLanguage(panel).toLowerCase();
+    if (!kernel || (language && language !== 'python')) {
+      return null;
+    }
+    return this._variables.get(kernel.id, () =>
+      readRetrying(() => readVariables(kernel))
+    );
+  }
+
+  /** Stop following the notebooks. */
+  dispose(): void {
+    NotebookActions.executed.disconnect(this._onExecuted, this);
+    Signal.clearData(this);
+  }
+
+  private _onExecuted(_: unknown, args: { notebook: unknown }): void {
+    for (const panel of this._panels()) {
+      const kernel = panel.sessionContext.session?.kernel;
+      if (panel.content === args.notebook && kernel) {
+        this._variables.markStale(kernel.id);
+      }
+    }
+    this._emit();
+  }
+
+  private _onKernel(): void {
+    this._variables.clear();
+    this._emit();
+  }
+
+  private _onStatus(_: unknown, status: Kernel.Status): void {
+    // A restart keeps the kernel's id but empties its namespace.
+    if (
+      status === 'restarting' ||
+      status === 'autorestarting' ||
+      status === 'dead'
+    ) {
+      this._onKernel();
+    }
+  }
+
+  private _panels(): NotebookPanel[] {
+    const panels: NotebookPanel[] = [];
+    this._tracker.forEach(panel => panels.push(panel));
+    return panels;
+  }
+
+  private _emit(): void {
+    this._changed.emit();
+  }
+
+  private _variables = new VariablesCache(VARIABLES_TIMEOUT_MS, () =>
+    this._emit()
+  );
+  private _changed = new Signal<this, void>(this);
+}
+
+/** Ask a kernel for its variables; the value is null when it cannot tell (no chapyter_ext). */
+export async function readVariables(
+  kernel: Kernel.IKernelConnection
+): Promise<IVariablesReply> {
+  const future = kernel.requestExecute(
+    {
+      code: '',
+      silent: true,
+      store_history: false,
+      user_expressions: { variables: VARIABLES_EXPRESSION },
+      allow_stdin: false,
+      stop_on_error: false
+    },
+    true
+  );
+  const reply = await future.done;
+  const content = reply.content as {
+    status: string;
+    user_expressions?: { [key: string]: any };
+  };
+  if (content.status === 'aborted') {
+    return { status: 'aborted', value: null };
+  }
+  const result = content.user_expressions?.variables;
+  const data = result?.data?.['application/json'];
+  if (
+    content.status !== 'ok' ||
+    result?.status !== 'ok' ||
+    !Array.isArray(data)
+  ) {
+    return { status: 'error', value: null };
+  }
+  const value = data
+    .filter(v => v && typeof v.name === 'string')
+    .map(v => ({
+      name: String(v.name),
+      type: String(v.type ?? ''),
+      summary: String(v.summary ?? '')
+    }));
+  return { status: 'ok', value };
+}

@@ -1,0 +1,163 @@
+/** The chat sidebar plugin: wires the model, the notebook side and the view together. */
+
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import { CodeActions } from './actions';
+import { ChatClient } from './client';
+import { chatIcon } from './icons';
+import { ChatModel } from './model';
+import { NotebookContextCollector } from './notebookContext';
+import {
+  ChatCommandIDs,
+  ChatPluginIDs,
+  DEFAULT_CHAT_SETTINGS,
+  IChatSettings
+} from './tokens';
+import { ChatPanel } from './widget';
+
+/** How long the chip waits for the notebook to settle before reading it again, in ms. */
+const CONTEXT_DEBOUNCE_MS = 300;
+
+/** Rank of the panel among the side area's tabs. */
+const SIDEBAR_RANK = 600;
+
+function readSettings(
+  settings: ISettingRegistry.ISettings | null
+): IChatSettings {
+  const composite = (settings?.composite ?? {}) as Partial<IChatSettings>;
+  return { ...DEFAULT_CHAT_SETTINGS, ...composite };
+}
+
+/** The "AI Chat" side panel, its commands and settings. */
+const chatPlugin: JupyterFrontEndPlugin<void> = {
+  id: ChatPluginIDs.chat,
+  description:
+    'A chat in the side area that knows the active notebook and its kernel.',
+  autoStart: true,
+  requires: [INotebookTracker, IRenderMimeRegistry],
+  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    rendermime: IRenderMimeRegistry,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null,
+    settingRegistry: ISettingRegistry | null
+  ) => {
+    const collector = new NotebookContextCollector(tracker);
+    const model = new ChatModel({
+      client: new ChatClient(),
+      context: () => collector.collect()
+    });
+    const panel = new ChatPanel({
+      model,
+      rendermime,
+      actions: new CodeActions(tracker)
+    });
+    panel.id = 'jp-chapyter-chat';
+    panel.title.icon = chatIcon;
+    panel.title.caption = 'AI Chat';
+
+    let side: IChatSettings['side'] = DEFAULT_CHAT_SETTINGS.side;
+    app.shell.add(panel, side, { rank: SIDEBAR_RANK, type: 'AI Chat' });
+    restorer?.add(panel, 'chapyter-ext-chat');
+
+    const applySettings = (settings: IChatSettings) => {
+      collector.settings = settings;
+      model.contextDefault = settings.sendContext;
+      model.preferredModel = settings.model;
+      if (settings.side !== side) {
+        const wasVisible = panel.isVisible;
+        side = settings.side;
+        app.shell.add(panel, side, { rank: SIDEBAR_RANK, type: 'AI Chat' });
+        if (wasVisible) {
+          app.shell.activateById(panel.id);
+        }
+      }
+      void model.refreshContext();
+    };
+    if (settingRegistry) {
+      void settingRegistry
+        .load(ChatPluginIDs.chat)
+        .then(settings => {
+          applySettings(readSettings(settings));
+          settings.changed.connect(() => applySettings(readSettings(settings)));
+          // The model picked in the panel is remembered for the next session.
+          model.modelSelected.connect((_, name) => {
+            if ((name ?? '') !== readSettings(settings).model) {
+              void settings.set('model', name ?? '');
+            }
+          });
+        })
+        .catch(reason => {
+          console.warn(
+            'chapyter-ext: could not load the chat settings',
+            reason
+          );
+        });
+    }
+
+    // The chat follows the active notebook, also across renames.
+    let followed: NotebookPanel | null = null;
+    const onPathChanged = () =>
+      void model.setNotebook(followed?.context.path ?? null);
+    const follow = (notebook: NotebookPanel | null) => {
+      followed?.context.pathChanged.disconnect(onPathChanged);
+      followed = notebook;
+      followed?.context.pathChanged.connect(onPathChanged);
+      void model.setNotebook(notebook?.context.path ?? null);
+    };
+    tracker.currentChanged.connect((_, notebook) => follow(notebook));
+    follow(tracker.currentWidget);
+
+    // The chip reads the kernel, so only while someone can see it.
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    collector.changed.connect(() => {
+      if (timer !== null) {
+        clearTimeout(timer);
+      }
+      timer = setTimeout(() => {
+        timer = null;
+        if (panel.isVisible) {
+          void model.refreshContext();
+        }
+      }, CONTEXT_DEBOUNCE_MS);
+    });
+
+    void model.loadConfig();
+
+    app.commands.addCommand(ChatCommandIDs.open, {
+      label: 'Open AI Chat',
+      caption: 'Chat about the active notebook in the side panel',
+      icon: chatIcon,
+      execute: () => {
+        app.shell.activateById(panel.id);
+        panel.focusInput();
+      }
+    });
+    app.commands.addCommand(ChatCommandIDs.newChat, {
+      label: 'New AI Chat',
+      caption:
+        'Start a new chat for the active notebook (earlier chats are kept)',
+      isEnabled: () => !!model.notebook && model.state === 'idle',
+      execute: async () => {
+        app.shell.activateById(panel.id);
+        await model.newChat();
+        panel.focusInput();
+      }
+    });
+    palette?.addItem({ command: ChatCommandIDs.open, category: 'AI' });
+    palette?.addItem({ command: ChatCommandIDs.newChat, category: 'AI' });
+  }
+};
+
+/** The chat's plugins, for the extension's entry point. */
+export default [chatPlugin];

@@ -1,0 +1,158 @@
+/**
+ * Ids and shapes of the chat sidebar. Pure declarations: the chat model and its tests import
+ * this without pulling in any JupyterLab runtime code.
+ */
+
+/** Plugin ids of the chat. */
+export namespace ChatPluginIDs {
+  /** The sidebar, its commands and settings (schema/chat.json). */
+  export const chat = 'chapyter-ext:chat';
+}
+
+/** Command ids of the chat. */
+export namespace ChatCommandIDs {
+  /** Show the chat sidebar and put the cursor in its input. */
+  export const open = 'chapyter-ext:open-chat';
+  /** Start a new chat for the active notebook (earlier chats stay on the server). */
+  export const newChat = 'chapyter-ext:new-chat';
+}
+
+/** A model the server offers (`GET chapyter-ext/config`). */
+export interface IModelInfo {
+  /** Name the user picks; what `POST chat` takes as `model`. */
+  name: string;
+  /** Model id sent to the endpoint. */
+  model: string;
+  /** Host of the endpoint (no key, no full URL). */
+  host: string;
+}
+
+/** The body of `GET chapyter-ext/config`. */
+export interface IChatConfig {
+  /** Models in configuration order. */
+  models: IModelInfo[];
+  /** Name of the model used unless the user picks another. */
+  default: string;
+  /** Version of the server extension. */
+  version: string;
+}
+
+/** Where a message stands. */
+export type MessageStatus = 'complete' | 'stopped' | 'error' | 'streaming';
+
+/** One message of a chat, as the history endpoint serves it (plus local state). */
+export interface IChatMessage {
+  /** Message id (a local id until the server names it). */
+  id: string;
+  /** Who wrote it. */
+  role: 'user' | 'assistant';
+  /** Its text: Markdown for the assistant. */
+  content: string;
+  /** Name of the model that answered (or was asked). */
+  model: string;
+  /** When it was written (ISO 8601), empty while streaming. */
+  created: string;
+  /** complete, stopped, error, or streaming while tokens arrive. */
+  status: MessageStatus;
+  /** Why it failed, one line (status "error" only). */
+  error?: string;
+}
+
+/** The body of `GET chapyter-ext/history` (and of the other history calls). */
+export interface IHistoryView {
+  /** The current chat of the notebook. */
+  chat_id: string;
+  /** Its messages, oldest first. */
+  messages: IChatMessage[];
+  /** Ids of every chat of the notebook. */
+  chats: string[];
+  /** The notebook path as the server normalised it. */
+  notebook?: string;
+}
+
+/** The body of `POST chapyter-ext/chat`. */
+export interface IChatRequest {
+  /** Contents path of the notebook the chat belongs to. */
+  notebook: string;
+  /** The chat to continue (the current one when absent). */
+  chat_id?: string;
+  /** What the user asked. */
+  message: string;
+  /** What the notebook and its kernel know, as text. */
+  context?: string;
+  /** Name of the model to ask (the default when absent). */
+  model?: string;
+}
+
+/** A failed call to the server: `kind` as in `{"error": {"kind", "message"}}`. */
+export class ChatRequestError extends Error {
+  /** Build one; `message` is shown to the user as it is. */
+  constructor(
+    readonly kind: string,
+    message: string,
+    readonly status: number | null = null
+  ) {
+    super(message);
+    this.name = 'ChatRequestError';
+  }
+}
+
+/**
+ * The server calls the chat model makes. The plugin passes the real one (`chat/client.ts`);
+ * tests pass a fake, so the model is tested without a server or a browser.
+ */
+export interface IChatClient {
+  /** `GET config`. */
+  config(): Promise<IChatConfig>;
+  /**
+   * `POST chat`: the reply's body as text chunks, cut anywhere. Rejects with a
+   * {@link ChatRequestError} when the server refuses the request; aborting `signal` ends the
+   * stream (and the server stops the model).
+   */
+  chat(
+    request: IChatRequest,
+    signal: AbortSignal
+  ): Promise<AsyncIterable<string>>;
+  /** `POST chat/stop`: whether a reply was still streaming. */
+  stop(messageId: string): Promise<boolean>;
+  /** `GET history?notebook=`. */
+  history(notebook: string): Promise<IHistoryView>;
+  /** `POST history/new`. */
+  newChat(notebook: string): Promise<IHistoryView>;
+  /** `DELETE history?notebook=`. */
+  clearHistory(notebook: string): Promise<IHistoryView>;
+}
+
+/** What the chat will tell the model about the notebook, and how to say it in a chip. */
+export interface IChatContext {
+  /** The text sent as `context`. */
+  text: string;
+  /** The chip, e.g. "data.ipynb · cell 4 · 12 variables · last error". */
+  summary: string;
+}
+
+/** User settings of the chat (schema/chat.json). */
+export interface IChatSettings {
+  /** Side area the panel lives in. */
+  side: 'left' | 'right';
+  /** Whether the context toggle starts on. */
+  sendContext: boolean;
+  /** Cells above and below the active cell that go with it. */
+  neighbourCells: number;
+  /** Whether the kernel's variables go with the context. */
+  includeVariables: boolean;
+  /** Most characters of context sent with a message. */
+  contextMaxChars: number;
+  /** Name of the model picked last ('' for the server's default). */
+  model: string;
+}
+
+/** Defaults of {@link IChatSettings}, as in the schema. */
+export const DEFAULT_CHAT_SETTINGS: IChatSettings = {
+  side: 'right',
+  sendContext: true,
+  neighbourCells: 1,
+  includeVariables: true,
+  contextMaxChars: 6000,
+  model: ''
+};

@@ -1,0 +1,728 @@
+/**
+ * The chat sidebar: a view over {@link ChatModel}. It keeps no state of its own beyond what
+ * is on screen; every action goes to the model (messages) or to {@link CodeActions} (cells).
+ */
+
+import {
+  IRenderMime,
+  IRenderMimeRegistry,
+  MimeModel
+} from '@jupyterlab/rendermime';
+import {
+  addBelowIcon,
+  addIcon,
+  copyIcon,
+  LabIcon,
+  runIcon,
+  stopIcon
+} from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { CodeActions } from './actions';
+import { ChatModel } from './model';
+import { IChatCodeOrigin } from './provenance';
+import { IChatMessage } from './tokens';
+
+/** Longest gap between two renders of a streaming answer, in ms. */
+export const RENDER_INTERVAL_MS = 50;
+
+/** Id of the keyboard hint under the input, which describes the input. */
+const HINT_ID = 'jp-chapyter-chat-hint';
+
+/** Requests a person can try on an empty chat. */
+const SUGGESTIONS = [
+  'Explain what the active cell does',
+  'Why did the last error happen, and how do I fix it?',
+  'Summarise the DataFrames in memory',
+  'Plot the numeric columns of a DataFrame'
+];
+
+/** Options of {@link ChatPanel}. */
+export interface IChatPanelOptions {
+  /** The chat's state. */
+  model: ChatModel;
+  /** Renders answers as Markdown, with the editor's code highlighting. */
+  rendermime: IRenderMimeRegistry;
+  /** Inserts, runs and copies code. */
+  actions: CodeActions;
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  attributes: { [name: string]: string } = {},
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, value);
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function button(
+  className: string,
+  label: string,
+  text: string,
+  icon: LabIcon | null,
+  title?: string
+): HTMLButtonElement {
+  const node = element('button', `jp-Chapyter-chatButton ${className}`, {
+    type: 'button',
+    'aria-label': label,
+    title: title ?? label
+  });
+  if (icon) {
+    node.appendChild(
+      icon.element({
+        tag: 'span',
+        className: 'jp-Chapyter-chatButtonIcon',
+        elementSize: 'small'
+      })
+    );
+  }
+  if (text) {
+    node.appendChild(element('span', 'jp-Chapyter-chatButtonText', {}, text));
+  }
+  return node;
+}
+
+/** One message on screen; an assistant's answer is re-rendered as it streams, throttled. */
+class MessageView {
+  constructor(
+    readonly message: IChatMessage,
+    private _panel: ChatPanel
+  ) {
+    const role = message.role;
+    this.node = element('div', `jp-Chapyter-chatMessage jp-mod-${role}`, {
+      role: 'article',
+      'aria-label': role === 'user' ? 'Your message' : 'Answer'
+    });
+    this._header = element('div', 'jp-Chapyter-chatMessageHeader');
+    this._body = element('div', 'jp-Chapyter-chatMessageBody');
+    this._footer = element('div', 'jp-Chapyter-chatMessageFooter');
+    this.node.append(this._header, this._body, this._footer);
+    if (role === 'assistant') {
+      this._renderer = _panel.rendermime.createRenderer('text/markdown');
+      this._renderer.addClass('jp-Chapyter-chatMarkdown');
+      this._body.appendChild(this._renderer.node);
+    }
+    this.update();
+  }
+
+  /** The message's node. */
+  readonly node: HTMLElement;
+
+  /** Show the message as it is now, at most every {@link RENDER_INTERVAL_MS}. */
+  update(): void {
+    if (this._disposed) {
+      return;
+    }
+    if (this._timer !== null || this._rendering) {
+      this._dirty = true;
+      return;
+    }
+    const wait = Math.max(
+      0,
+      this._lastRender + RENDER_INTERVAL_MS - Date.now()
+    );
+    this._timer = setTimeout(() => {
+      this._timer = null;
+      void this._render();
+    }, wait);
+  }
+
+  /** Stop rendering and free the renderer. */
+  dispose(): void {
+    this._disposed = true;
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+    }
+    this._renderer?.dispose();
+    this.node.remove();
+  }
+
+  private async _render(): Promise<void> {
+    this._rendering = true;
+    this._dirty = false;
+    try {
+      await this._draw();
+    } catch (error) {
+      console.error('chapyter-ext: could not render a chat message', error);
+    } finally {
+      this._lastRender = Date.now();
+      this._rendering = false;
+    }
+    if (this._dirty && !this._disposed) {
+      this._dirty = false;
+      this.update();
+    }
+  }
+
+  private async _draw(): Promise<void> {
+    const message = this.message;
+    const streaming = message.status === 'streaming';
+    this._drawHeader();
+    this.node.setAttribute('aria-busy', streaming ? 'true' : 'false');
+    this.node.classList.toggle('jp-mod-streaming', streaming);
+    this.node.classList.toggle('jp-mod-error', message.status === 'error');
+    if (!this._renderer) {
+      this._body.textContent = message.content;
+    } else if (message.content !== this._renderedContent) {
+      const content = message.content;
+      await this._renderer.renderModel(
+        new MimeModel({ data: { 'text/markdown': content }, trusted: false })
+      );
+      this._renderedContent = content;
+      this._codeActionsFor = null;
+    }
+    if (this._disposed) {
+      return;
+    }
+    if (
+      this._renderer &&
+      !streaming &&
+      this._codeActionsFor !== this._renderedContent
+    ) {
+      this._addCodeActions();
+      this._codeActionsFor = this._renderedContent;
+    }
+    this._drawFooter();
+    this._panel.keepScrolled();
+  }
+
+  private _drawHeader(): void {
+    const message = this.message;
+    const who = message.role === 'user' ? 'You' : message.model || 'Assistant';
+    const status =
+      message.status === 'stopped'
+        ? 'stopped'
+        : message.status === 'error'
+          ? 'failed'
+          : '';
+    const key = `${who}|${status}`;
+    if (key === this._headerKey) {
+      return;
+    }
+    this._headerKey = key;
+    this._header.textContent = '';
+    this._header.appendChild(
+      element('span', 'jp-Chapyter-chatAuthor', {}, who)
+    );
+    if (status) {
+      this._header.appendChild(
+        element('span', 'jp-Chapyter-chatStatus', {}, status)
+      );
+    }
+  }
+
+  private _drawFooter(): void {
+    const message = this.message;
+    this._footer.textContent = '';
+    if (message.status === 'streaming' && !message.content) {
+      this._footer.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-chatThinking',
+          { role: 'status' },
+          'Thinking…'
+        )
+      );
+    } else if (message.status === 'error') {
+      // The reason is in the error line above the input; the message keeps it as a tooltip.
+      const note = message.content ? 'The answer broke off.' : 'No answer.';
+      this._footer.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-chatMessageError',
+          { title: message.error ?? '' },
+          note
+        )
+      );
+    }
+  }
+
+  /** Insert below, Insert and run, and Copy under every code block of the answer. */
+  private _addCodeActions(): void {
+    const blocks = Array.from(this._renderer!.node.querySelectorAll('pre'));
+    for (const pre of blocks) {
+      const code = (pre.querySelector('code') ?? pre).textContent ?? '';
+      if (!code.trim()) {
+        continue;
+      }
+      const bar = element('div', 'jp-Chapyter-codeActions', {
+        role: 'group',
+        'aria-label': 'Code actions'
+      });
+      const insert = button(
+        'jp-Chapyter-codeAction',
+        'Insert below',
+        'Insert below',
+        addBelowIcon,
+        'Insert this code in a new cell below the active cell'
+      );
+      const run = button(
+        'jp-Chapyter-codeAction',
+        'Insert and run',
+        'Insert and run',
+        runIcon,
+        'Insert this code below the active cell and run it'
+      );
+      const copy = button(
+        'jp-Chapyter-codeAction',
+        'Copy',
+        'Copy',
+        copyIcon,
+        'Copy this code to the clipboard'
+      );
+      insert.addEventListener(
+        'click',
+        () => void this._panel.insertCode(code, this.message, false)
+      );
+      run.addEventListener(
+        'click',
+        () => void this._panel.insertCode(code, this.message, true)
+      );
+      copy.addEventListener('click', () => {
+        this._panel.actions.copy(code);
+        const text = copy.querySelector('.jp-Chapyter-chatButtonText');
+        if (text) {
+          text.textContent = 'Copied';
+          setTimeout(() => (text.textContent = 'Copy'), 1500);
+        }
+      });
+      bar.append(insert, run, copy);
+      const wrapper = element('div', 'jp-Chapyter-codeBlock');
+      pre.replaceWith(wrapper);
+      wrapper.append(pre, bar);
+    }
+  }
+
+  private _header: HTMLElement;
+  private _body: HTMLElement;
+  private _footer: HTMLElement;
+  private _renderer: IRenderMime.IRenderer | null = null;
+  private _renderedContent: string | null = null;
+  private _codeActionsFor: string | null = null;
+  private _headerKey = '';
+  private _timer: ReturnType<typeof setTimeout> | null = null;
+  private _rendering = false;
+  private _dirty = false;
+  private _lastRender = 0;
+  private _disposed = false;
+}
+
+/** The sidebar panel titled "AI Chat". */
+export class ChatPanel extends Widget {
+  /** Build the panel over a model. */
+  constructor(options: IChatPanelOptions) {
+    super();
+    this.model = options.model;
+    this.rendermime = options.rendermime;
+    this.actions = options.actions;
+    this.addClass('jp-Chapyter-chat');
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'AI Chat');
+
+    // Header: title, model picker, New chat.
+    const header = element('div', 'jp-Chapyter-chatHeader');
+    header.appendChild(element('h2', 'jp-Chapyter-chatTitle', {}, 'AI Chat'));
+    this._modelSelect = element('select', 'jp-Chapyter-chatModel', {
+      'aria-label': 'Model',
+      title: 'Model that answers'
+    });
+    this._modelSelect.addEventListener('change', () => {
+      this.model.selectedModel = this._modelSelect.value || null;
+    });
+    this._newChat = button(
+      'jp-Chapyter-chatNew',
+      'New chat',
+      '',
+      addIcon,
+      'New chat: start over for this notebook (earlier chats are kept)'
+    );
+    this._newChat.addEventListener('click', () => void this._startNewChat());
+    header.append(this._modelSelect, this._newChat);
+
+    // Messages, with the empty state in the same scrolling area.
+    this._messages = element('div', 'jp-Chapyter-chatMessages', {
+      role: 'log',
+      'aria-label': 'Messages',
+      tabindex: '0'
+    });
+    this._messages.addEventListener('scroll', () => {
+      const list = this._messages;
+      this._atBottom =
+        list.scrollHeight - list.scrollTop - list.clientHeight < 48;
+    });
+    this._empty = element('div', 'jp-Chapyter-chatEmpty');
+    this._messages.appendChild(this._empty);
+
+    // One-line error.
+    this._error = element('div', 'jp-Chapyter-chatError', { role: 'alert' });
+    this._errorText = element('span', 'jp-Chapyter-chatErrorText');
+    const dismiss = button(
+      'jp-Chapyter-chatDismiss',
+      'Dismiss error',
+      '×',
+      null
+    );
+    dismiss.addEventListener('click', () => this.model.dismissError());
+    this._error.append(this._errorText, dismiss);
+
+    // Context chip and its toggle.
+    const context = element('div', 'jp-Chapyter-chatContext');
+    this._chip = element('details', 'jp-Chapyter-chatChip');
+    this._chipSummary = element('summary', 'jp-Chapyter-chatChipSummary', {
+      title: 'What goes to the model with your message; open to read it all'
+    });
+    this._chipText = element('pre', 'jp-Chapyter-chatContextText', {
+      'aria-label': 'Context that will be sent'
+    });
+    this._chip.append(this._chipSummary, this._chipText);
+    const toggleLabel = element('label', 'jp-Chapyter-chatContextToggle', {
+      title: 'Send the notebook context with the next message'
+    });
+    this._contextToggle = element('input', '', {
+      type: 'checkbox',
+      'aria-label': 'Include notebook context'
+    });
+    this._contextToggle.addEventListener('change', () => {
+      this.model.contextEnabled = this._contextToggle.checked;
+    });
+    toggleLabel.append(
+      this._contextToggle,
+      document.createTextNode(' Context')
+    );
+    context.append(this._chip, toggleLabel);
+
+    // Input, Send and Stop.
+    const inputRow = element('div', 'jp-Chapyter-chatInputRow');
+    this._input = element('textarea', 'jp-Chapyter-chatInput', {
+      'aria-label': 'Ask AI',
+      'aria-describedby': HINT_ID,
+      rows: '3',
+      placeholder: 'Ask about this notebook'
+    });
+    this._input.addEventListener('keydown', event => this._onKeydown(event));
+    this._input.addEventListener('input', () => this._updateInput());
+    this._input.addEventListener(
+      'focus',
+      () => void this.model.refreshContext()
+    );
+    this._send = button(
+      'jp-Chapyter-chatSend jp-mod-accept',
+      'Send',
+      'Send',
+      null,
+      'Send (Enter)'
+    );
+    this._send.addEventListener('click', () => this._sendInput());
+    this._stop = button(
+      'jp-Chapyter-chatStop jp-mod-warn',
+      'Stop',
+      'Stop',
+      stopIcon,
+      'Stop the answer'
+    );
+    this._stop.addEventListener('click', () => void this.model.stop());
+    inputRow.append(this._input, this._send, this._stop);
+
+    const hint = element(
+      'div',
+      'jp-Chapyter-chatHint',
+      { id: HINT_ID },
+      'Enter to send · Shift+Enter for a new line'
+    );
+
+    const footer = element('div', 'jp-Chapyter-chatFooter');
+    footer.append(this._error, context, inputRow, hint);
+    this.node.append(header, this._messages, footer);
+
+    this.model.changed.connect(this._onChanged, this);
+    this.model.messageChanged.connect(this._onMessageChanged, this);
+    this.model.contextChanged.connect(this._onContextChanged, this);
+    this._onChanged();
+    this._onContextChanged();
+  }
+
+  /** The chat's state. */
+  readonly model: ChatModel;
+  /** Renders answers. */
+  readonly rendermime: IRenderMimeRegistry;
+  /** Acts on the notebook. */
+  readonly actions: CodeActions;
+
+  /** Put the cursor in the input. */
+  focusInput(): void {
+    this._input.focus();
+  }
+
+  /** Insert a code block of `message` in the active notebook (and run it). */
+  async insertCode(
+    code: string,
+    message: IChatMessage,
+    run: boolean
+  ): Promise<void> {
+    const info = this.model.modelInfo(message.model);
+    const origin: IChatCodeOrigin = {
+      model: info?.model ?? message.model,
+      endpoint: info?.host,
+      chatId: this.model.chatId,
+      messageId: message.id,
+      created: message.created
+    };
+    await this.actions.insert(code, origin, run);
+  }
+
+  /** Keep the newest message in view if the reader was already at the bottom. */
+  keepScrolled(): void {
+    if (this._atBottom) {
+      this._messages.scrollTop = this._messages.scrollHeight;
+    }
+  }
+
+  /** Read the context again when the panel is shown: the chip may be out of date. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.model.refreshContext();
+    this.keepScrolled();
+  }
+
+  /** Activating the panel (its tab, or the Open AI Chat command) puts the cursor in the input. */
+  protected onActivateRequest(msg: Message): void {
+    super.onActivateRequest(msg);
+    if (!this._input.disabled) {
+      this._input.focus();
+    }
+  }
+
+  /** Stop listening and free the message views. */
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    for (const view of this._views.values()) {
+      view.dispose();
+    }
+    this._views.clear();
+    super.dispose();
+  }
+
+  private _onKeydown(event: KeyboardEvent): void {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      // Enter sends; Shift+Enter falls through to the textarea and makes a new line.
+      event.preventDefault();
+      event.stopPropagation();
+      this._sendInput();
+    }
+  }
+
+  private _sendInput(): void {
+    const text = this._input.value;
+    if (!text.trim() || !this.model.notebook || this.model.state !== 'idle') {
+      return;
+    }
+    this._input.value = '';
+    this._atBottom = true;
+    void this.model.send(text);
+    this._updateInput();
+  }
+
+  private async _startNewChat(): Promise<void> {
+    await this.model.newChat();
+    this._input.focus();
+  }
+
+  private _onChanged(): void {
+    const model = this.model;
+    this._drawModels();
+    this._newChat.disabled = !model.notebook || model.state !== 'idle';
+    this._drawMessages();
+    this._drawEmpty();
+    const error = model.error;
+    this._error.hidden = !error;
+    this._errorText.textContent = error ?? '';
+    this._errorText.title = error ?? '';
+    this._updateInput();
+  }
+
+  private _onMessageChanged(_: ChatModel, message: IChatMessage): void {
+    this._views.get(message)?.update();
+  }
+
+  private _onContextChanged(): void {
+    const model = this.model;
+    const context = model.context;
+    this._contextToggle.checked = model.contextEnabled;
+    this._contextToggle.disabled = !model.notebook;
+    this._chip.classList.toggle('jp-mod-off', !model.contextEnabled);
+    let summary: string;
+    if (!model.notebook) {
+      summary = 'No notebook';
+    } else if (!model.contextEnabled) {
+      summary = 'No context with the next message';
+    } else {
+      summary = context?.summary ?? 'Reading the notebook…';
+    }
+    this._chipSummary.textContent = summary;
+    this._chipText.textContent = model.contextEnabled
+      ? context?.text || 'Nothing to send.'
+      : 'The next message goes without the notebook context.';
+  }
+
+  private _drawModels(): void {
+    const models = this.model.models;
+    const key = models
+      .map(m => `${m.name}\u0000${m.model}\u0000${m.host}`)
+      .join('\u0001');
+    if (key !== this._modelsKey) {
+      this._modelsKey = key;
+      this._modelSelect.textContent = '';
+      for (const info of models) {
+        const label =
+          info.name === info.model ? info.name : `${info.name} (${info.model})`;
+        const option = element('option', '', { value: info.name }, label);
+        option.title = `${info.model} at ${info.host}`;
+        this._modelSelect.appendChild(option);
+      }
+      if (!models.length) {
+        this._modelSelect.appendChild(
+          element('option', '', { value: '' }, 'No model')
+        );
+      }
+    }
+    this._modelSelect.value = this.model.selectedModel ?? '';
+    this._modelSelect.disabled = models.length === 0;
+  }
+
+  private _drawMessages(): void {
+    const messages = this.model.messages;
+    const wanted = new Set(messages);
+    for (const [message, view] of this._views) {
+      if (!wanted.has(message)) {
+        view.dispose();
+        this._views.delete(message);
+      }
+    }
+    let previous: Element = this._empty;
+    for (const message of messages) {
+      let view = this._views.get(message);
+      if (!view) {
+        view = new MessageView(message, this);
+        this._views.set(message, view);
+      } else {
+        view.update();
+      }
+      if (previous.nextElementSibling !== view.node) {
+        previous.after(view.node);
+      }
+      previous = view.node;
+    }
+    this.keepScrolled();
+  }
+
+  private _drawEmpty(): void {
+    const model = this.model;
+    const empty = this._empty;
+    empty.textContent = '';
+    if (model.messages.length) {
+      empty.hidden = true;
+      return;
+    }
+    empty.hidden = false;
+    if (!model.notebook) {
+      empty.appendChild(
+        element(
+          'p',
+          '',
+          {},
+          'Open a notebook to chat about it: the chat follows the active notebook.'
+        )
+      );
+      return;
+    }
+    if (model.state === 'loading') {
+      empty.appendChild(
+        element('p', '', { role: 'status' }, 'Loading the chat…')
+      );
+      return;
+    }
+    empty.appendChild(
+      element('p', 'jp-Chapyter-chatEmptyTitle', {}, 'Ask about this notebook')
+    );
+    empty.appendChild(
+      element(
+        'p',
+        '',
+        {},
+        'The chat sees the active cell and its neighbours, the selected text, the last error ' +
+          "and the kernel's variables. Code in answers can be inserted below the active cell " +
+          'and run. Try:'
+      )
+    );
+    const list = element('ul', 'jp-Chapyter-chatSuggestions', {
+      'aria-label': 'Suggestions'
+    });
+    for (const text of SUGGESTIONS) {
+      const item = element('li', '');
+      const suggestion = element(
+        'button',
+        'jp-Chapyter-chatSuggestion',
+        { type: 'button', title: 'Put this in the input' },
+        text
+      );
+      suggestion.addEventListener('click', () => {
+        this._input.value = text;
+        this._updateInput();
+        this._input.focus();
+      });
+      item.appendChild(suggestion);
+      list.appendChild(item);
+    }
+    empty.appendChild(list);
+  }
+
+  private _updateInput(): void {
+    const model = this.model;
+    const streaming = model.state === 'streaming';
+    const hadFocus = document.activeElement === this._stop;
+    this._input.disabled = !model.notebook;
+    this._input.placeholder = model.notebook
+      ? 'Ask about this notebook'
+      : 'Open a notebook to chat about it';
+    this._send.hidden = streaming;
+    this._send.disabled =
+      !model.notebook || model.state !== 'idle' || !this._input.value.trim();
+    this._stop.hidden = !streaming;
+    this._stop.disabled = model.stopping;
+    if (hadFocus && !streaming) {
+      this._input.focus();
+    }
+  }
+
+  private _modelSelect: HTMLSelectElement;
+  private _newChat: HTMLButtonElement;
+  private _messages: HTMLElement;
+  private _empty: HTMLElement;
+  private _error: HTMLElement;
+  private _errorText: HTMLElement;
+  private _chip: HTMLDetailsElement;
+  private _chipSummary: HTMLElement;
+  private _chipText: HTMLElement;
+  private _contextToggle: HTMLInputElement;
+  private _input: HTMLTextAreaElement;
+  private _send: HTMLButtonElement;
+  private _stop: HTMLButtonElement;
+  private _views = new Map<IChatMessage, MessageView>();
+  private _modelsKey = '';
+  /** Whether the message list follows new text (the reader has not scrolled up). */
+  private _atBottom = true;
+}
