@@ -18,7 +18,9 @@ step "python environment (.venv) and the package, built with its frontend"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 export PATH="$ROOT/.venv/bin:$PATH"
 python -m pip install -q --upgrade pip
-npm ci --no-audit --no-fund --loglevel=error
+# `npm install` (not `npm ci`) on purpose: the lockfile pins every version, but the registry
+# lists only this platform's optional native binaries (jest's resolver), which `npm ci` rejects.
+npm install --no-audit --no-fund --loglevel=error
 python -m pip install -q -e ".[test]"
 # The editable install copied the built extension; link it so rebuilds show up at once.
 jupyter labextension develop --overwrite . >/dev/null
