@@ -18,14 +18,17 @@ step "python environment (.venv) and the package, built with its frontend"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 export PATH="$ROOT/.venv/bin:$PATH"
 python -m pip install -q --upgrade pip
-# `npm install` (not `npm ci`) on purpose: the lockfile pins every version, but the registry
-# lists only this platform's optional native binaries (jest's resolver), which `npm ci` rejects.
+# `npm install` (not `npm ci`) on purpose: the lockfile pins every version, but it lists only
+# this platform's optional native binaries (jest's resolver), which `npm ci` rejects.
 npm install --no-audit --no-fund --loglevel=error
 python -m pip install -q -e ".[test]"
 # The editable install copied the built extension; link it so rebuilds show up at once.
 jupyter labextension develop --overwrite . >/dev/null
-jupyter labextension list 2>&1 | grep -q "chapyter-ext.*enabled.*OK"
-jupyter server extension list 2>&1 | grep -q "chapyter_ext.*enabled"
+# Read the whole listing first: `grep -q` closing the pipe early would fail under pipefail.
+labext=$(jupyter labextension list 2>&1)
+grep -q "chapyter-ext.*enabled.*OK" <<<"$labext" || { echo "$labext"; exit 1; }
+serverext=$(jupyter server extension list 2>&1)
+grep -q "chapyter_ext.*OK" <<<"$serverext" || { echo "$serverext"; exit 1; }
 
 step "lint"
 ruff check .

@@ -34,8 +34,10 @@ test('insert and run: the code lands directly below, linked, and runs', async ({
     cells => {
       const index = cells.findIndex(c => c.id === 'prompt');
       const below = cells[index + 1];
+      // The execution count arrives with the execute reply, after the output.
       return (
         !!below?.chapyter &&
+        below.executionCount !== null &&
         below.outputs.some(o => o.text.includes('the answer is 42'))
       );
     },
