@@ -114,6 +114,9 @@ class RecordedRequest:
     chunks_sent: int = 0
     #: True when the client went away while the server was still writing.
     disconnected: bool = False
+    #: Wall-clock time (``time.time()``, epoch seconds) at which the first SSE content chunk was
+    #: written, or None: lets a benchmark in another process time from the model's first byte.
+    first_chunk_at: float | None = None
 
     @property
     def model(self) -> str | None:
@@ -494,7 +497,11 @@ class FakeOpenAIServer:
                 handler.close_connection = True
                 return
             delta = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
+            # Taken just before the write: the client cannot have seen the chunk any earlier.
+            written_at = time.time()
             handler.send_all(event(delta, None))
+            if index == 0:
+                record.first_chunk_at = written_at
             record.chunks_sent += 1
         if reply.cut_after is not None:  # every piece went out, but not the end of the stream
             handler.close_connection = True

@@ -1,0 +1,353 @@
+/**
+ * How long the AI Chat takes to paint the first token of an answer. Two numbers, asked in
+ * turn in one page (each ask in a fresh chat, so every ask does the same work):
+ *
+ * - `first_byte_to_paint`: from the fake model writing its first SSE content chunk (its wall
+ *   clock, `first_chunk_at`) to the first answer text painted in the browser. The model waits
+ *   `DELAY_S` before answering, so the request's own overhead is over by then.
+ * - `send_to_paint`: from the click on Send to the first answer text painted, with a model
+ *   that answers at once: everything chapyter-ext adds (context, server, SSE, rendering).
+ *
+ * "Painted" is a `requestAnimationFrame` callback queued by a MutationObserver on the message
+ * list as soon as the answer has text: the frame that paints it. Page times are
+ * `performance.timeOrigin + performance.now()`; the fake model and the page share the
+ * machine's clock, and `clock_offset_ms` in the output says how far the page's clock is from
+ * `Date.now()` (wall clock).
+ */
+
+import { expect, Locator, Page, test } from '@playwright/test';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+
+const LAB_URL = process.env.CHAPYTER_UI_LAB_URL!;
+const TOKEN = process.env.CHAPYTER_UI_TOKEN!;
+const LLM_URL = process.env.CHAPYTER_UI_LLM_URL!;
+const RESULTS = process.env.BENCH_RESULTS!;
+const ASKS = Number(process.env.BENCH_ASKS ?? 30);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+/** Seconds the model waits before its first byte in the `first_byte_to_paint` asks. */
+const DELAY_S = Number(process.env.BENCH_DELAY_S ?? 0.3);
+const NOTEBOOK = 'bench-first-token.ipynb';
+
+/** A short answer in small chunks, as a model streams it. */
+const ANSWER =
+  'Sure: `rain` has **3 rows**; add them up with `rain.sum()` and print the total.';
+
+/** Timestamps of one ask, in epoch milliseconds. */
+interface IAsk {
+  send: number;
+  modelFirstChunk: number;
+  dom: number;
+  frame: number;
+}
+
+async function call(
+  url: string,
+  method: string,
+  body?: unknown,
+  token?: string
+): Promise<any> {
+  const headers: { [name: string]: string } = {
+    'Content-Type': 'application/json'
+  };
+  if (token) {
+    headers.Authorization = `token ${token}`;
+  }
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body)
+  });
+  if (!response.ok) {
+    throw new Error(
+      `${method} ${url}: ${response.status} ${await response.text()}`
+    );
+  }
+  return response.status === 204 ? null : response.json();
+}
+
+const jupyter = (method: string, route: string, body?: unknown) =>
+  call(`${LAB_URL}${route}`, method, body, TOKEN);
+const fakeModel = (method: string, route: string, body?: unknown) =>
+  call(`${LLM_URL}${route}`, method, body);
+
+async function createNotebook(): Promise<void> {
+  const cell = (id: string, source: string) => ({
+    id,
+    cell_type: 'code',
+    source,
+    metadata: {},
+    outputs: [],
+    execution_count: null
+  });
+  await jupyter('PUT', `/api/contents/${NOTEBOOK}`, {
+    type: 'notebook',
+    format: 'json',
+    content: {
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: {
+        kernelspec: {
+          name: 'python3',
+          display_name: 'Python 3 (ipykernel)',
+          language: 'python'
+        },
+        language_info: { name: 'python' }
+      },
+      cells: [
+        cell('load', '%load_ext chapyter_ext'),
+        cell('data', 'rain = [763, 16, 722]')
+      ]
+    }
+  });
+  await jupyter(
+    'DELETE',
+    `/chapyter-ext/history?notebook=${encodeURIComponent(NOTEBOOK)}`
+  );
+}
+
+/** JupyterLab loaded, the notebook open with an idle kernel, the chat panel open. */
+async function openChat(page: Page): Promise<Locator> {
+  await page.goto(
+    `${LAB_URL}/lab/workspaces/bench-${Date.now()}?token=${TOKEN}`
+  );
+  await page.waitForFunction(() => !!(window as any).jupyterapp, null, {
+    timeout: 120_000
+  });
+  await page.evaluate(async () => {
+    const app = (window as any).jupyterapp;
+    await app.started;
+    await app.restored;
+    app.shell.collapseLeft();
+  });
+  await expect(page.locator('#jupyterlab-splash')).toHaveCount(0, {
+    timeout: 120_000
+  });
+  await page.evaluate(async file => {
+    const app = (window as any).jupyterapp;
+    const panel = await app.commands.execute('docmanager:open', {
+      path: file,
+      factory: 'Notebook'
+    });
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+    await panel.revealed;
+    await app.commands.execute('notebook:run-all-cells');
+  }, NOTEBOOK);
+  await expect
+    .poll(
+      () =>
+        page.evaluate(() => {
+          const panel = (window as any).jupyterapp.shell.currentWidget;
+          const cells = panel.content.model.cells;
+          const ran = cells.get(cells.length - 1).executionCount !== null;
+          return `${ran} ${panel.sessionContext.kernelDisplayStatus}`;
+        }),
+      { timeout: 120_000, message: 'the notebook ran and its kernel is idle' }
+    )
+    .toBe('true idle');
+  await page.evaluate(() =>
+    (window as any).jupyterapp.commands.execute('chapyter-ext:open-chat')
+  );
+  const panel = page.getByRole('region', { name: 'AI Chat' });
+  await expect(panel).toBeVisible();
+  return panel;
+}
+
+/**
+ * Page-side recorders: the click on Send (capture phase, before the panel's own handler),
+ * the first answer text in the message list, and the animation frame after it.
+ */
+async function instrument(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as any;
+    const now = () => performance.timeOrigin + performance.now();
+    w.__bench = { armed: false, send: null, dom: null, frame: null };
+    document.addEventListener(
+      'click',
+      event => {
+        const b = w.__bench;
+        const target = event.target as Element | null;
+        if (
+          b.armed &&
+          b.send === null &&
+          target?.closest('.jp-Chapyter-chatSend')
+        ) {
+          b.send = now();
+        }
+      },
+      true
+    );
+    const list = document.querySelector('.jp-Chapyter-chatMessages')!;
+    new MutationObserver(() => {
+      const b = w.__bench;
+      if (!b.armed || b.dom !== null) {
+        return;
+      }
+      // Each ask starts in a new chat: the only answer in the list is this ask's.
+      const answer = list.querySelector(
+        '.jp-mod-assistant .jp-Chapyter-chatMarkdown'
+      );
+      if (answer?.textContent?.trim()) {
+        b.dom = now();
+        requestAnimationFrame(() => {
+          b.frame = now();
+        });
+      }
+    }).observe(list, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+/** Median offset of the page's high-resolution clock from its wall clock, in ms. */
+async function clockOffset(page: Page): Promise<number> {
+  const offsets: number[] = await page.evaluate(() => {
+    const out: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const hires = performance.timeOrigin + performance.now();
+      out.push(Date.now() - hires);
+    }
+    return out;
+  });
+  // Date.now() truncates to whole ms: add half a ms so a perfect clock reads ~0.
+  return round(quantile(offsets, 0.5) + 0.5);
+}
+
+/** One ask in a fresh chat: the model scripted, Send clicked, timestamps collected. */
+async function ask(page: Page, panel: Locator, delay: number): Promise<IAsk> {
+  const send = panel.getByRole('button', { name: 'Send' });
+  await expect(send).toBeVisible();
+  await panel.getByRole('button', { name: 'New chat' }).click();
+  await expect(panel.locator('.jp-Chapyter-chatMessage')).toHaveCount(0);
+  await fakeModel('POST', '/_control/reset', {});
+  await fakeModel('POST', '/_control/script', {
+    replies: [{ content: ANSWER, delay, chunk_size: 8, chunk_delay: 0.01 }]
+  });
+  await panel
+    .getByRole('textbox', { name: 'Ask AI' })
+    .fill('How much rain fell in all?');
+  await page.evaluate(() => {
+    (window as any).__bench = {
+      armed: true,
+      send: null,
+      dom: null,
+      frame: null
+    };
+  });
+  await send.click();
+  await page.waitForFunction(() => (window as any).__bench.frame !== null);
+  // The answer finishes before the next ask (Send is back once the chat is idle).
+  await expect(send).toBeVisible();
+  await expect(panel.locator('.jp-mod-assistant')).toContainText(
+    'print the total'
+  );
+  const marks = await page.evaluate(() => {
+    const b = (window as any).__bench;
+    b.armed = false;
+    return { send: b.send, dom: b.dom, frame: b.frame };
+  });
+  const requests = (
+    await fakeModel('GET', '/_control/requests')
+  ).requests.filter((r: any) => r.path === '/v1/chat/completions');
+  expect(requests).toHaveLength(1);
+  const first = requests[0].first_chunk_at;
+  expect(typeof first).toBe('number');
+  return { ...marks, modelFirstChunk: first * 1000 };
+}
+
+function quantile(values: number[], q: number): number {
+  // Nearest rank: the smallest value with at least q of the values at or below it.
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function stats(values: number[]): { [name: string]: number } {
+  return {
+    n: values.length,
+    median_ms: round(quantile(values, 0.5)),
+    p90_ms: round(quantile(values, 0.9)),
+    min_ms: round(Math.min(...values)),
+    max_ms: round(Math.max(...values))
+  };
+}
+
+function chromiumVersion(): string {
+  try {
+    const exe = process.env.CHAPYTER_UI_CHROMIUM ?? '/usr/bin/chromium';
+    return execFileSync(exe, ['--version'], {
+      encoding: 'utf-8',
+      stdio: ['ignore', 'pipe', 'ignore']
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+test('chat: first byte of the model to first token painted', async ({
+  page
+}) => {
+  await createNotebook();
+  const panel = await openChat(page);
+  await instrument(page);
+  const offsetBefore = await clockOffset(page);
+  const loadBefore = os.loadavg();
+
+  // Warm-up (lazy Markdown and highlighting code, first history file): not counted.
+  for (let i = 0; i < WARMUP; i++) {
+    await ask(page, panel, DELAY_S);
+    await ask(page, panel, 0);
+  }
+  // Alternate the two kinds of ask, so a busy spell of the machine hits both alike.
+  const delayed: IAsk[] = [];
+  const immediate: IAsk[] = [];
+  for (let i = 0; i < ASKS; i++) {
+    delayed.push(await ask(page, panel, DELAY_S));
+    immediate.push(await ask(page, panel, 0));
+  }
+  const offsetAfter = await clockOffset(page);
+
+  const result = {
+    command:
+      process.env.BENCH_COMMAND ?? 'bash benchmarks/chat_first_token/run.sh',
+    when: new Date().toISOString(),
+    asks_per_scenario: ASKS,
+    warmup_asks_per_scenario: WARMUP,
+    first_byte_to_paint: {
+      what: `model's first SSE content chunk written (model waits ${DELAY_S} s) -> rAF after the first answer text is in the DOM`,
+      ...stats(delayed.map(a => a.frame - a.modelFirstChunk)),
+      to_dom: stats(delayed.map(a => a.dom - a.modelFirstChunk)),
+      dom_to_frame: stats(delayed.map(a => a.frame - a.dom))
+    },
+    send_to_paint: {
+      what: 'click on Send -> rAF after the first answer text is in the DOM, model answering at once',
+      ...stats(immediate.map(a => a.frame - a.send)),
+      // Close to constant when the answer waits for the render throttle (see README).
+      send_to_dom: stats(immediate.map(a => a.dom - a.send)),
+      send_to_model_first_chunk: stats(
+        immediate.map(a => a.modelFirstChunk - a.send)
+      ),
+      model_first_chunk_to_dom: stats(
+        immediate.map(a => a.dom - a.modelFirstChunk)
+      ),
+      model_first_chunk_to_paint: stats(
+        immediate.map(a => a.frame - a.modelFirstChunk)
+      )
+    },
+    clock_offset_ms: { before: offsetBefore, after: offsetAfter },
+    machine: {
+      cpus: os.cpus().length,
+      loadavg_1m_before: round(loadBefore[0]),
+      loadavg_1m_after: round(os.loadavg()[0]),
+      chromium: chromiumVersion()
+    },
+    raw_ms: {
+      first_byte_to_paint: delayed.map(a => round(a.frame - a.modelFirstChunk)),
+      send_to_paint: immediate.map(a => round(a.frame - a.send))
+    }
+  };
+  fs.writeFileSync(RESULTS, JSON.stringify(result, null, 2) + '\n');
+});
