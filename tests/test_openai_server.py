@@ -64,10 +64,13 @@ def test_plain_completion_through_the_sdk(fake_openai: FakeOpenAIServer) -> None
 
 
 def test_streamed_completion_arrives_in_chunks(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.script(Reply(content="abcdefghij", chunk_size=4))
+    fake_openai.script(Reply(content="abcdefghij", chunk_size=4, delay=0.05))
+    before = time.time()
     chunks = list(
         sdk(fake_openai).chat.completions.create(model="fake-model", messages=USER, stream=True)
     )
+    # Wall-clock time of the first content chunk, for the first-token benchmark.
+    assert before + 0.05 <= fake_openai.requests[-1].first_chunk_at <= time.time()
     assert [c.object for c in chunks] == ["chat.completion.chunk"] * 4
     assert [c.choices[0].delta.content for c in chunks[:3]] == ["abcd", "efgh", "ij"]
     assert chunks[0].choices[0].delta.role == "assistant"
