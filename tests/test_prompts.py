@@ -313,3 +313,13 @@ def test_normalize_request_steps():
 def test_hash_of_lone_surrogate_matches_text_encoder():
     expected = hashlib.sha256("a\ufffd".encode()).hexdigest()
     assert request_sha256("a\ud800") == expected
+
+
+@pytest.mark.parametrize("code", ["%%ai\nplot it", "x = 1\n%ai status", "  %%ai --no-run"])
+def test_generated_code_must_not_call_the_magic_again(code):
+    with pytest.raises(CodeSyntaxError, match="calls %ai itself"):
+        check_syntax(code)
+
+
+def test_names_containing_ai_are_fine():
+    check_syntax("%aimport numpy\nai = 1\nprint(ai)")

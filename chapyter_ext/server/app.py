@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from jupyter_core.paths import jupyter_data_dir
@@ -10,10 +11,23 @@ from traitlets import Dict, Float, Int, TraitError, Unicode, default, validate
 
 from ..config import Chapyter
 from ..llm import aclose_clients
-from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
+from ..local_model import server_for, use_local_model
+from .chat import MAX_MESSAGE_CHARS, ChatRequest, ChatService, ChatTurn, HistoryWorker
 from .endpoints import ModelRegistry
 from .handlers import handlers
 from .history import ChatHistoryStore
+
+
+class LocalModelChatService(ChatService):
+    """A ChatService that starts the bundled local model before the first reply needing it.
+
+    The model loads in a thread while the event loop keeps serving; later requests only check
+    that the shared server is still alive.
+    """
+
+    async def start(self, request: ChatRequest) -> ChatTurn:
+        await self.registry.ensure_local(request.model)
+        return await super().start(request)
 
 
 class ChapyterExtApp(ExtensionApp):
@@ -107,7 +121,9 @@ class ChapyterExtApp(ExtensionApp):
         """Build the shared services once: endpoints, history store, chat service."""
         # parent=self: c.Chapyter.* from the server's config files and command line applies.
         shared = Chapyter(parent=self)
-        registry = ModelRegistry.from_config(self.models, self.default_model, shared)
+        # No endpoint configured at all: the bundled local model, if installed, started lazily.
+        local = server_for(shared) if not self.models and use_local_model(shared) else None
+        registry = ModelRegistry.from_config(self.models, self.default_model, shared, local=local)
         secrets = {*registry.secrets(), shared.api_key, *shared.extra_headers.values()}
         secrets.discard("")
         store = ChatHistoryStore(
@@ -117,7 +133,7 @@ class ChapyterExtApp(ExtensionApp):
             secrets=tuple(secrets),
         )
         history = HistoryWorker(store)
-        chat = ChatService(
+        chat = (LocalModelChatService if local is not None else ChatService)(
             registry,
             history,
             max_concurrent=self.max_concurrent_streams,
@@ -141,17 +157,30 @@ class ChapyterExtApp(ExtensionApp):
             registry.default,
             store.root,
         )
+        if local is not None:
+            self.log.info(
+                "chapyter-ext: no endpoint configured; the bundled local model %s starts on "
+                "first use (set OPENAI_API_KEY or c.Chapyter.base_url for a better one)",
+                local.model_path,
+            )
 
     def initialize_handlers(self) -> None:
         """Register the routes, relative to the server's base_url."""
         self.handlers.extend(handlers())
 
     async def stop_extension(self) -> None:
-        """Stop streaming replies (saving what they had), flush history, close HTTP clients."""
+        """Stop streaming replies (saving what they had), flush history, close HTTP clients.
+
+        The local model's server stops too, if this server started it.
+        """
         chat: ChatService | None = self.settings.get("chapyter_ext_chat")
         history: HistoryWorker | None = self.settings.get("chapyter_ext_history")
+        registry: ModelRegistry | None = self.settings.get("chapyter_ext_models")
         if chat is not None:
             await chat.close()
         if history is not None:
             await history.close()
         await aclose_clients()
+        if registry is not None and registry.local is not None:
+            # Waits up to a few seconds for the process to exit: not on the event loop.
+            await asyncio.get_running_loop().run_in_executor(None, registry.local.stop)

@@ -4,16 +4,23 @@
 :class:`chapyter_ext.llm.Endpoint`. Fields an entry leaves out come from the shared
 ``Chapyter`` settings, except the credentials: the shared key and extra headers only go to the
 shared base URL, so a ``local`` entry pointing at Ollama never receives the OpenAI key.
+
+With no endpoint configured at all, the one entry is the bundled local model
+(:mod:`chapyter_ext.local_model`), whose URL is known only once its server has started.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Chapyter
 from ..llm import Endpoint
+from ..local_model import LOCAL_MODEL_NAME, NOTICE, local_endpoint
+
+if TYPE_CHECKING:
+    from ..local_model import LocalModelServer
 
 # Fields that hold or may hold secrets; only inherited by an entry aimed at the shared URL.
 CREDENTIAL_FIELDS = ("api_key", "extra_headers")
@@ -92,29 +99,45 @@ def build_endpoint(name: str, entry: Mapping[str, Any], settings: Chapyter) -> E
 class ModelRegistry:
     """The named endpoints, in configuration order, and which one is the default."""
 
-    def __init__(self, endpoints: Mapping[str, Endpoint], default: str) -> None:
+    def __init__(
+        self,
+        endpoints: Mapping[str, Endpoint],
+        default: str,
+        *,
+        local: LocalModelServer | None = None,
+    ) -> None:
         if not endpoints:
             raise EndpointConfigError("No model endpoint is configured.")
         if default not in endpoints:
             raise EndpointConfigError(f"default_model {default!r} is not one of {list(endpoints)}.")
         self._endpoints = dict(endpoints)
         self.default = default
+        #: The bundled local model's server, behind the entry named LOCAL_MODEL_NAME.
+        self.local = local if LOCAL_MODEL_NAME in self._endpoints else None
 
     @classmethod
     def from_config(
-        cls, models: Mapping[str, Mapping[str, Any]], default: str, settings: Chapyter
+        cls,
+        models: Mapping[str, Mapping[str, Any]],
+        default: str,
+        settings: Chapyter,
+        *,
+        local: LocalModelServer | None = None,
     ) -> ModelRegistry:
         """Build from the ``models`` and ``default_model`` traits and the shared settings.
 
-        With no ``models``, the one endpoint of the shared settings is named after its model.
+        With no ``models``, the one endpoint of the shared settings is named after its model,
+        or, given the ``local`` model's server, that model is the one entry.
         An empty ``default`` means the first entry.
         """
         if models:
             endpoints = {str(n): build_endpoint(str(n), e, settings) for n, e in models.items()}
+        elif local is not None:
+            endpoints = {LOCAL_MODEL_NAME: local_endpoint(settings)}
         else:
             shared = Endpoint.from_settings(settings)
             endpoints = {shared.model: shared}
-        return cls(endpoints, default or next(iter(endpoints)))
+        return cls(endpoints, default or next(iter(endpoints)), local=local)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._endpoints)
@@ -131,14 +154,34 @@ class ModelRegistry:
         An unknown name raises :class:`KeyError`.
         """
         name = name or self.default
-        return name, self._endpoints[name]
+        endpoint = self._endpoints[name]
+        if self.is_local(name) and self.local.base_url:
+            # The port is only known once the server runs (see ensure_local).
+            endpoint = dataclasses.replace(endpoint, base_url=self.local.base_url)
+        return name, endpoint
 
-    def public_info(self) -> list[dict[str, str]]:
+    def is_local(self, name: str | None) -> bool:
+        """Whether ``name`` (or the default, for an empty one) is the bundled local model."""
+        return self.local is not None and (name or self.default) == LOCAL_MODEL_NAME
+
+    async def ensure_local(self, name: str | None) -> None:
+        """Start (or find) the local model's server if ``name`` is that model, off the loop.
+
+        Raises :class:`chapyter_ext.local_model.LocalModelError` (an ``LLMError``).
+        """
+        if self.local is not None and self.is_local(name):
+            await self.local.aensure()
+
+    def public_info(self) -> list[dict[str, Any]]:
         """What the browser may know of each endpoint: no key, no header values, no full URL."""
-        return [
-            {"name": name, "model": ep.model, "host": ep.host}
-            for name, ep in self._endpoints.items()
-        ]
+        info: list[dict[str, Any]] = []
+        for name in self._endpoints:
+            ep = self.get(name)[1]
+            entry: dict[str, Any] = {"name": name, "model": ep.model, "host": ep.host}
+            if self.is_local(name):
+                entry.update(local=True, notice=NOTICE)
+            info.append(entry)
+        return info
 
     def secrets(self) -> tuple[str, ...]:
         """Every key and extra header value in use, for redaction before anything is stored."""

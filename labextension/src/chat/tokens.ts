@@ -25,6 +25,10 @@ export interface IModelInfo {
   model: string;
   /** Host of the endpoint (no key, no full URL). */
   host: string;
+  /** Whether this is the bundled local model (tiny, offline). */
+  local?: boolean;
+  /** One line to show the user about this model, e.g. how to configure a better one. */
+  notice?: string;
 }
 
 /** The body of `GET chapyter-ext/config`. */

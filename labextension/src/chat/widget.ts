@@ -670,6 +670,12 @@ export class ChatPanel extends Widget {
           'and run. Try:'
       )
     );
+    const notice = model.modelInfo()?.notice;
+    if (notice) {
+      empty.appendChild(
+        element('p', 'jp-Chapyter-chatNotice', { role: 'note' }, notice)
+      );
+    }
     const list = element('ul', 'jp-Chapyter-chatSuggestions', {
       'aria-label': 'Suggestions'
     });
