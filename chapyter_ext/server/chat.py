@@ -278,6 +278,7 @@ class ChatTurn:
             model=self.model_name,
             created=utc_now(),
             status=status,
+            error=error["message"] if error else "",
         )
         try:
             await service.history.run(

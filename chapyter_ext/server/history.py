@@ -58,6 +58,8 @@ class ChatMessage:
     model: str = ""
     created: str = ""
     status: str = "complete"
+    #: Why the reply failed, one line (status "error" only), so a reload still says why.
+    error: str = ""
 
     def to_json(self) -> dict[str, str]:
         """The message as a JSON-ready dict (the shape the history endpoint returns)."""
@@ -73,6 +75,7 @@ class ChatMessage:
             model=str(data.get("model", "")),
             created=str(data.get("created", "")),
             status=str(data.get("status", "complete")),
+            error=str(data.get("error", "")),
         )
 
 

@@ -103,6 +103,8 @@ async def test_upstream_errors_become_one_error_event(
     # Saved as a failed reply; the server keeps serving.
     _, history = await get_json("chapyter-ext", "history", params={"notebook": NOTEBOOK})
     assert [m["status"] for m in history["messages"]] == ["complete", "error"]
+    # ...with its reason, so the panel can still say why after a reload.
+    assert history["messages"][-1]["error"] == error["message"]
     fake.script("fine again")
     _, reader = await post_chat(chat_body("again"))
     assert reader.first("done")["text"] == "fine again"

@@ -160,7 +160,7 @@ async def test_history_endpoints(get_json, post_chat, fake, history_dir, secrets
     assert view["chat_id"] == start["chat_id"]
     assert view["chats"] == [start["chat_id"]]
     user, reply = view["messages"]
-    assert set(user) == {"id", "role", "content", "model", "created", "status"}
+    assert set(user) == {"id", "role", "content", "model", "created", "status", "error"}
     assert (user["role"], user["model"], user["status"]) == ("user", "fake-model", "complete")
     assert (reply["id"], reply["content"]) == (start["message_id"], "first reply")
     assert user["created"].endswith("Z")

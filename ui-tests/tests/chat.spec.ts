@@ -243,7 +243,8 @@ test('a model failure shows a clear one-line message', async ({ lab }) => {
   await expect(
     answers(panel).first().locator('.jp-Chapyter-chatStatus')
   ).toHaveText('failed');
-  await expect(answers(panel).first()).toContainText('No answer.');
+  // The failed answer keeps its reason (also after a reload).
+  await expect(answers(panel).first()).toContainText('No answer. The endpoint');
   await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
   await lab.screenshot('chat-05-model-failure', panel);
 

@@ -179,11 +179,19 @@ export async function savedNotebook(file: string): Promise<any> {
   return data.content;
 }
 
+/** Where a JupyterLab server listens, and its token. */
+export interface ILabServer {
+  url: string;
+  token: string;
+}
+
 /** JupyterLab in one page, with helpers over its notebooks. */
 export class Lab {
   constructor(
     readonly page: Page,
-    private readonly _testInfo: TestInfo
+    private readonly _testInfo: TestInfo,
+    // Another server than the run's (the local-model test starts a JupyterLab of its own).
+    private readonly _server: ILabServer = { url: LAB_URL, token: TOKEN }
   ) {}
 
   /**
@@ -196,7 +204,7 @@ export class Lab {
       '-'
     );
     await this.page.goto(
-      `${LAB_URL}/lab/workspaces/${workspace}?token=${TOKEN}`
+      `${this._server.url}/lab/workspaces/${workspace}?token=${this._server.token}`
     );
     await this.page.waitForFunction(() => !!(window as any).jupyterapp, null, {
       timeout: 120_000

@@ -238,8 +238,11 @@ class MessageView {
         )
       );
     } else if (message.status === 'error') {
-      // The reason is in the error line above the input; the message keeps it as a tooltip.
-      const note = message.content ? 'The answer broke off.' : 'No answer.';
+      // The reason also shows in the error line above the input while it is fresh; the
+      // message keeps it, so it is still there after a reload.
+      const lead = message.content ? 'The answer broke off.' : 'No answer.';
+      const reason = (message.error ?? '').replace(/^The model failed:\s*/, '');
+      const note = reason ? `${lead} ${reason}` : lead;
       this._footer.appendChild(
         element(
           'span',
