@@ -133,15 +133,9 @@ export function fenced(code: string): string {
   return '```python\n' + code + '\n```';
 }
 
-/**
- * Save a notebook of code cells (id and source each) through the contents API; returns its
- * path. The first cell should be `%load_ext chapyter_ext`.
- */
-export async function createNotebook(
-  name: string,
-  cells: { id: string; source: string }[]
-): Promise<string> {
-  const notebook = {
+/** An nbformat 4.5 notebook of code cells with the given ids and sources. */
+export function notebookJson(cells: { id: string; source: string }[]): object {
+  return {
     nbformat: 4,
     nbformat_minor: 5,
     metadata: {
@@ -161,6 +155,17 @@ export async function createNotebook(
       execution_count: null
     }))
   };
+}
+
+/**
+ * Save a notebook of code cells (id and source each) through the contents API; returns its
+ * path. The first cell should be `%load_ext chapyter_ext`.
+ */
+export async function createNotebook(
+  name: string,
+  cells: { id: string; source: string }[]
+): Promise<string> {
+  const notebook = notebookJson(cells);
   const file = `${name}.ipynb`;
   await jupyterApi('PUT', `/api/contents/${encodeURIComponent(file)}`, {
     type: 'notebook',

@@ -14,7 +14,14 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import { expect, ILabServer, Lab, LOAD_EXT, test } from './fixtures';
+import {
+  expect,
+  ILabServer,
+  Lab,
+  LOAD_EXT,
+  notebookJson,
+  test
+} from './fixtures';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const LOGS = path.join(__dirname, '..', 'artifacts', 'logs');
@@ -257,26 +264,7 @@ function writeNotebook(
   cells: { id: string; source: string }[]
 ): string {
   const file = `${name}.ipynb`;
-  const notebook = {
-    nbformat: 4,
-    nbformat_minor: 5,
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3 (ipykernel)',
-        language: 'python'
-      },
-      language_info: { name: 'python' }
-    },
-    cells: cells.map(cell => ({
-      id: cell.id,
-      cell_type: 'code',
-      source: cell.source,
-      metadata: {},
-      outputs: [],
-      execution_count: null
-    }))
-  };
+  const notebook = notebookJson(cells);
   fs.writeFileSync(
     path.join(local!.notebooks, file),
     JSON.stringify(notebook, null, 1)
