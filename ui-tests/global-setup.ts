@@ -15,7 +15,7 @@ import * as os from 'os';
 import * as path from 'path';
 
 import globalTeardown from './global-teardown';
-import { IServerState, saveState } from './servers';
+import { IServerState, jupyterLabArgs, saveState } from './servers';
 
 const REPO = path.resolve(__dirname, '..');
 const LOGS = path.join(__dirname, 'artifacts', 'logs');
@@ -171,20 +171,11 @@ async function startServers(): Promise<void> {
     'jupyterlab',
     [
       python(),
-      '-m',
-      'jupyterlab',
-      '--no-browser',
-      '--ip=127.0.0.1',
-      `--port=${LAB_PORT}`,
-      '--ServerApp.port_retries=0',
-      // The current name of ServerApp.token (deprecated since jupyter_server 2).
-      `--IdentityProvider.token=${token}`,
-      `--ServerApp.root_dir=${notebooks}`,
-      '--LabApp.expose_app_in_browser=True',
-      `--LabApp.user_settings_dir=${settings}`,
-      `--LabApp.workspaces_dir=${path.join(root, 'workspaces')}`,
-      // Containers and CI machines often run as root; Jupyter refuses that unless told.
-      ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
+      ...jupyterLabArgs(LAB_PORT, token, {
+        notebooks,
+        settings,
+        workspaces: path.join(root, 'workspaces')
+      })
     ],
     env,
     notebooks

@@ -29,3 +29,38 @@ export function loadState(): IServerState | null {
   }
   return JSON.parse(fs.readFileSync(file, 'utf-8')) as IServerState;
 }
+
+/** Where one test JupyterLab keeps its files. */
+export interface ILabDirs {
+  /** Served folder (notebooks). */
+  notebooks: string;
+  /** User settings folder. */
+  settings: string;
+  /** Workspaces folder. */
+  workspaces: string;
+}
+
+/** Arguments of `python` that start a test JupyterLab on loopback. */
+export function jupyterLabArgs(
+  port: number,
+  token: string,
+  dirs: ILabDirs
+): string[] {
+  return [
+    '-m',
+    'jupyterlab',
+    '--no-browser',
+    '--ip=127.0.0.1',
+    `--port=${port}`,
+    '--ServerApp.port_retries=0',
+    // The current name of ServerApp.token (deprecated since jupyter_server 2).
+    `--IdentityProvider.token=${token}`,
+    `--ServerApp.root_dir=${dirs.notebooks}`,
+    // Tests read cell models through window.jupyterapp.
+    '--LabApp.expose_app_in_browser=True',
+    `--LabApp.user_settings_dir=${dirs.settings}`,
+    `--LabApp.workspaces_dir=${dirs.workspaces}`,
+    // Containers and CI machines often run as root; Jupyter refuses that unless told.
+    ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
+  ];
+}

@@ -22,6 +22,7 @@ import {
   notebookJson,
   test
 } from './fixtures';
+import { jupyterLabArgs } from '../servers';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const LOGS = path.join(__dirname, '..', 'artifacts', 'logs');
@@ -147,20 +148,11 @@ async function startLocalLab(): Promise<ILocalLab> {
   const log = fs.openSync(path.join(LOGS, 'jupyterlab-local.log'), 'w');
   const child = spawn(
     python(),
-    [
-      '-m',
-      'jupyterlab',
-      '--no-browser',
-      '--ip=127.0.0.1',
-      `--port=${PORT}`,
-      '--ServerApp.port_retries=0',
-      `--IdentityProvider.token=${token}`,
-      `--ServerApp.root_dir=${notebooks}`,
-      '--LabApp.expose_app_in_browser=True',
-      `--LabApp.user_settings_dir=${settings}`,
-      `--LabApp.workspaces_dir=${path.join(root, 'workspaces')}`,
-      ...(process.getuid?.() === 0 ? ['--allow-root'] : [])
-    ],
+    jupyterLabArgs(PORT, token, {
+      notebooks,
+      settings,
+      workspaces: path.join(root, 'workspaces')
+    }),
     { cwd: notebooks, env, detached: true, stdio: ['ignore', log, log] }
   );
   fs.closeSync(log);
