@@ -6,12 +6,7 @@
  * execution count moves.
  */
 
-import {
-  IGeneratedMetadata,
-  IPromptMetadata,
-  METADATA_KEY,
-  SCHEMA_VERSION
-} from '../tokens';
+import { IGeneratedMetadata, IPromptMetadata, SCHEMA_VERSION } from '../tokens';
 import { parsePrompt, requestSha256 } from './prompt';
 import { sha256Hex } from './sha256';
 
@@ -125,15 +120,3 @@ export function generatedMetadata(
     ...rest
   };
 }
-
-/** Marks a generated cell as edited by hand, if it was. */
-export function withEditedFlag(
-  generated: ICellView
-): { [key: string]: unknown } | null {
-  if (!generated.chapyter || !isEdited(generated)) {
-    return null;
-  }
-  return { ...generated.chapyter, edited: true };
-}
-
-export { METADATA_KEY };
