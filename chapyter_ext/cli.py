@@ -60,7 +60,8 @@ def _serve_local(args: argparse.Namespace) -> int:
     if running is not None:
         print(
             f"chapyter-ext serve-local: already running at {running.base_url} "
-            f"(pid {running.pid}); JupyterLab and kernels use it."
+            f"(pid {running.pid}); JupyterLab and kernels use it. Its API key is in "
+            f"{server.state_file} (readable by you only)."
         )
         return 1
     if args.port and port_open(args.port):
@@ -74,7 +75,9 @@ def _serve_local(args: argparse.Namespace) -> int:
         server.wait_ready(state)
         print(
             f"chapyter-ext serve-local: {LOCAL_MODEL_NAME} at {state.base_url}; JupyterLab "
-            "and kernels without a configured endpoint use it. Ctrl+C stops it.",
+            "and kernels without a configured endpoint use it. Ctrl+C stops it.\n"
+            f"chapyter-ext serve-local: other clients send the API key {state.api_key} "
+            "(Authorization: Bearer); it changes at every start.",
             flush=True,
         )
         code = server.wait()

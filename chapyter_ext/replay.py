@@ -26,17 +26,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .provenance import METADATA_KEY
+from .contract import (
+    FRONTEND_MARKER,
+    METADATA_KEY,
+    find_generated_index,
+    is_edited,
+    link_generated,
+    prompt_metadata,
+    read_generation_payload,
+)
 
 #: What a ``%%ai`` cell prints in a batch run instead of asking the model.
 REPLAY_LINE = (
     "↻ replay: batch run, the generated cell below runs as committed "
     "(set CHAPYTER_REGENERATE=1 to ask the model; not reproducible)"
 )
-
-#: Key of the execute_request metadata by which chapyter-ext's JupyterLab executor says that
-#: it inserts, links and runs generated code itself (so the kernel must not run it too).
-FRONTEND_MARKER = "chapyter_frontend"
 
 
 @dataclass(frozen=True)
@@ -106,16 +110,6 @@ class RegenerateReport:
         return out
 
 
-def generation_payload(execute_reply: dict) -> tuple[str, dict] | None:
-    """The generated code and provenance in an execute reply (``readPayload`` in executor.ts)."""
-    content = execute_reply.get("content", execute_reply)
-    for item in content.get("payload") or []:
-        if item.get("source") == "set_next_input" and item.get(METADATA_KEY):
-            entry = item[METADATA_KEY]
-            return str(item.get("text") or ""), dict(entry.get("metadata") or {})
-    return None
-
-
 def apply_generation(
     cells: list,
     prompt_index: int,
@@ -124,7 +118,7 @@ def apply_generation(
     *,
     new_cell: Callable[[str, dict], Any],
 ) -> tuple[int, str]:
-    """Put generated code under its prompt as the frontend does (``_upsertGenerated``).
+    """Put generated code under its prompt as the frontend does (``upsertGenerated``).
 
     Replaces the linked generated cell's code and metadata, or inserts a new code cell directly
     below the prompt, and links the prompt to it. A cell edited by hand is kept (the frontend
@@ -132,10 +126,8 @@ def apply_generation(
     Returns the generated cell's index and what happened: "inserted", "replaced", "unchanged"
     or "kept-edited".
     """
-    from .check import find_generated_index, generated_metadata, is_edited, prompt_metadata
-
     prompt = cells[prompt_index]
-    metadata = generated_metadata(provenance, prompt["id"])
+    metadata = link_generated(provenance, prompt["id"])
     index = find_generated_index(cells, prompt_index)
     if index < 0:
         index = prompt_index + 1
@@ -194,11 +186,11 @@ def regenerate_notebook(
         return cell
 
     def on_cell_executed(cell: Any, cell_index: int, execute_reply: dict) -> None:
-        generation = generation_payload(execute_reply)
+        generation = read_generation_payload(execute_reply)
         if generation is None or cell is not client.nb.cells[cell_index]:
             return
         index, outcome = apply_generation(
-            client.nb.cells, cell_index, generation[0], generation[1], new_cell=new_cell
+            client.nb.cells, cell_index, generation.code, generation.metadata, new_cell=new_cell
         )
         {
             "inserted": report.inserted,

@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from chapyter_ext.provenance import METADATA_KEY
+from chapyter_ext.contract import METADATA_KEY
 from chapyter_ext.replay import regenerate_notebook
 from chapyter_ext.testing.openai_server import FakeOpenAIServer
 

@@ -33,10 +33,14 @@ grep -q "chapyter-ext.*enabled.*OK" <<<"$labext" || { echo "$labext"; exit 1; }
 serverext=$(jupyter server extension list 2>&1)
 grep -q "chapyter_ext.*OK" <<<"$serverext" || { echo "$serverext"; exit 1; }
 
-step "lint"
+step "lint and type checks"
 ruff check .
 ruff format --check .
+mypy
 npx prettier --check "labextension/**/*.{ts,css,json}" --log-level warn
+npx eslint --max-warnings 0 labextension/src
+npx stylelint "labextension/style/**/*.css"
+npx tsc --noEmit -p .
 
 step "frontend unit tests (jest)"
 npx jest --ci

@@ -12,17 +12,17 @@ import nbformat
 import pytest
 import yaml
 
-from chapyter_ext.check import (
-    check_notebook,
+from chapyter_ext.check import check_notebook
+from chapyter_ext.cli import main
+from chapyter_ext.contract import (
     code_sha256,
     find_generated_index,
     generated_metadata,
+    link_generated,
     parse_prompt,
     prompt_metadata,
+    request_sha256,
 )
-from chapyter_ext.cli import main
-from chapyter_ext.prompts import request_sha256
-from chapyter_ext.provenance import generated_metadata as kernel_provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.ipynb"))
@@ -40,12 +40,11 @@ def cell(kind: str, source: str, cell_id: str, chapyter: dict | None = None):
 
 def linked_pair(prompt_id: str, request: str, code: str, *, model: str = "gpt-4o-mini", line=""):
     """A prompt and its generated cell, with exactly the metadata the frontend writes."""
-    provenance = kernel_provenance(
+    provenance = generated_metadata(
         prompt_sha256=request_sha256(request),
         model=model,
-        endpoint_host="api.openai.com",
-        temperature=0.2,
-        max_tokens=2048,
+        endpoint="api.openai.com",
+        parameters={"temperature": 0.2, "max_tokens": 2048},
         context_chars=120,
         attempts=1,
         code=code,
@@ -53,7 +52,7 @@ def linked_pair(prompt_id: str, request: str, code: str, *, model: str = "gpt-4o
     )
     generated_id = f"{prompt_id}-code"
     prompt = cell("code", f"%%ai{line}\n{request}", prompt_id, prompt_metadata(generated_id))
-    generated = cell("code", code, generated_id, generated_metadata(provenance, prompt_id))
+    generated = cell("code", code, generated_id, link_generated(provenance, prompt_id))
     return prompt, generated
 
 
@@ -99,7 +98,7 @@ def test_metadata_mirrors_the_frontend():
 
 def test_parse_prompt_like_prompt_ts():
     parsed = parse_prompt("\n%%ai --no-run -m small\r\nplot x\r\n")
-    assert parsed.model == "small" and parsed.flags == {"--no-run"}
+    assert parsed.model == "small" and parsed.options.no_run and not parsed.options.run
     assert parsed.request == "plot x\n"
     assert parse_prompt("%%ai --model=big\nq").model == "big"
     assert parse_prompt("%%air\nq") is None
@@ -185,13 +184,36 @@ def test_copied_generated_cell_would_run_twice():
     assert line.startswith("nb.ipynb:cell 7 (pasted): warning: copy of a generated cell")
 
 
+def test_unreadable_magic_line_is_an_error_not_a_crash():
+    prompt, generated = linked_pair("p", "plot x", "x = 1", line=" --regen")
+    assert messages(notebook(prompt, generated)) == [
+        "nb.ipynb:cell 1 (p): error: Cannot read the %%ai line: unknown option '--regen'. "
+        "Valid options: --model NAME (or -m NAME), --run, --no-run, --no-context, --regenerate."
+    ]
+
+
+def test_code_that_failed_the_syntax_check_is_an_error_until_fixed():
+    prompt, generated = linked_pair("p", "plot x", "x = (")
+    generated.metadata.chapyter["check"] = "syntax-error"
+    generated.metadata.chapyter["check_error"] = "The generated code has a syntax error"
+    assert messages(notebook(prompt, generated)) == [
+        "nb.ipynb:cell 2 (p-code): error: code from cell 1 failed the syntax check when "
+        "generated (The generated code has a syntax error): fix it by hand or run the prompt "
+        "again"
+    ]
+    generated.source = "x = (1)"  # fixed by hand: now an edit like any other
+    assert messages(notebook(prompt, generated)) == [
+        "nb.ipynb:cell 2 (p-code): warning: code edited by hand since it was generated from "
+        "cell 1 (regenerating would replace the edits)"
+    ]
+
+
 def test_chat_cells_have_no_prompt_and_are_fine():
-    provenance = kernel_provenance(
+    provenance = generated_metadata(
         prompt_sha256="",
         model="m",
-        endpoint_host="h",
-        temperature=0.2,
-        max_tokens=10,
+        endpoint="h",
+        parameters={"temperature": 0.2, "max_tokens": 10},
         context_chars=0,
         attempts=1,
         code="x = 2",

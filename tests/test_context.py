@@ -411,6 +411,23 @@ def test_last_error_in_a_function_and_a_syntax_error(shell):
     assert "at In [3], line 1: def g(:" in last_error_summary(shell)
 
 
+def test_chapyter_errors_are_never_the_last_error(shell):
+    # A failed %%ai raises chapyter-ext's own error: the user's code did not fail.
+    run(shell, "1 / 0", "from chapyter_ext.magics import ChapyterError\nraise ChapyterError('no')")
+    assert type(sys.last_value).__name__ == "ChapyterError"
+    summary = last_error_summary(shell)
+    assert summary.startswith("ZeroDivisionError: division by zero"), summary
+    context = kernel_context(shell)
+    assert context.startswith("Last error:\nZeroDivisionError")
+    assert "Error: ChapyterError" not in context  # nor as the error of its cell
+    assert "ChapyterError: no" not in context
+    run(shell, "x = 1", "raise ChapyterError('again')")
+    # Only chapyter-ext's own class counts as ours, not any class of that name.
+    assert last_error_summary(shell).startswith("ZeroDivisionError")
+    run(shell, "class ChapyterError(Exception): pass\nraise ChapyterError('mine')")
+    assert last_error_summary(shell).startswith("ChapyterError: mine")
+
+
 def test_old_errors_are_left_out(shell):
     run(shell, "1 / 0", *[f"v{i} = {i}" for i in range(6)])
     assert last_error_summary(shell).startswith("ZeroDivisionError")

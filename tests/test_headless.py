@@ -19,8 +19,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from chapyter_ext.check import check_notebook, code_sha256
-from chapyter_ext.replay import FRONTEND_MARKER, REPLAY_LINE, identify_caller
+from chapyter_ext.check import check_notebook
+from chapyter_ext.contract import FRONTEND_MARKER, code_sha256
+from chapyter_ext.replay import REPLAY_LINE, identify_caller
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,15 +210,13 @@ def test_regenerate_env_var_asks_the_model_in_a_batch_run(server, monkeypatch):
 
 
 def provenance_for(code: str, request: str = "fix the error") -> dict:
-    from chapyter_ext.prompts import request_sha256
-    from chapyter_ext.provenance import generated_metadata
+    from chapyter_ext.contract import generated_metadata, request_sha256
 
     return generated_metadata(
         prompt_sha256=request_sha256(request),
         model="fake-model",
-        endpoint_host="127.0.0.1:1",
-        temperature=0.2,
-        max_tokens=2048,
+        endpoint="127.0.0.1:1",
+        parameters={"temperature": 0.2, "max_tokens": 2048},
         context_chars=10,
         attempts=1,
         code=code,
@@ -289,6 +288,20 @@ def test_chapyter_ext_regenerate_writes_the_new_code(server, tmp_path, capsys):
     assert by_id["ask-fix"].metadata.chapyter["generated_cell"] == "ask-fix-code"
     assert by_id["ask-fix-code"].metadata.chapyter["generated_from"] == "ask-fix"
     assert [str(f) for f in check_notebook(nb, "nb", strict=True)] == []
+
+
+def test_regenerate_with_a_syntax_error_answer_fails_and_runs_nothing(server, tmp_path, capsys):
+    # Issue 10 item 11 in a batch: the broken answer is neither run nor written silently.
+    from chapyter_ext.cli import main
+
+    server.default_reply = Reply(content="```python\nprint('broken'\n```")
+    path = tmp_path / "small.ipynb"
+    nbformat.write(small_notebook(), path)
+    before = path.read_bytes()
+    assert main(["regenerate", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert "syntax error" in err and "without running it" in err
+    assert path.read_bytes() == before, "a failed regeneration leaves the file as it was"
 
 
 # -- how the kernel tells a batch run from a person -------------------------------------------
@@ -424,6 +437,29 @@ def test_run_option_in_a_kernel_without_our_frontend(kernel, server):
     assert displays[-1].endswith("run here and inserted below.")
 
 
+def test_run_option_in_a_kernel_runs_a_cell_the_history_records(kernel, server):
+    # Issue 10 item 9: the code runs as an input of its own, after the %%ai cell, so the
+    # history has it and the execution count the frontend shows is that input's.
+    before, _, _ = execute(kernel, "pass", allow_stdin=True, metadata={"cellId": "c"})
+    reply, stdout, _ = execute(
+        kernel, "%%ai --run\nadd two numbers", allow_stdin=True, metadata={"cellId": "c"}
+    )
+    assert reply["status"] == "ok"
+    assert stdout.count("regenerated 42") == 1
+    count = reply["execution_count"]
+    assert count == before["execution_count"] + 2, "the %%ai cell and the code: one input each"
+    probe = (
+        "raw = get_ipython().history_manager.input_hist_raw\n"
+        f"print(repr(raw[{count - 1}]))\nprint(repr(raw[{count}]))"
+    )
+    _, history, _ = execute(kernel, probe, allow_stdin=True, metadata={"cellId": "c"})
+    magic_line, code_line = history.splitlines()
+    assert magic_line.startswith("'%%ai --run")
+    assert code_line == repr("print('regenerated', 6 * 7)")
+    after, _, _ = execute(kernel, "pass", allow_stdin=True, metadata={"cellId": "c"})
+    assert after["execution_count"] == count + 2
+
+
 def test_run_option_with_our_frontend_runs_nothing_in_the_kernel(kernel, server):
     metadata = {"cellId": "c", FRONTEND_MARKER: {"version": 1}}
     reply, stdout, _ = execute(
@@ -491,6 +527,30 @@ def test_in_process_shell_run_option(server, tmp_path):
     assert history.endswith("\"print('regenerated', 6 * 7)\"]")
     assert "COUNT: 4" in lines
     assert len(server.requests) == 2
+
+
+def test_in_process_shell_keeps_a_syntax_error_answer_at_the_prompt(server, tmp_path):
+    server.default_reply = Reply(content="```python\nprint('broken'\n```")
+    script = textwrap.dedent(
+        """
+        from IPython.core.interactiveshell import InteractiveShell
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "chapyter_ext")
+        result = shell.run_cell("%%ai --run\\nadd two numbers", store_history=True)
+        print("FAILED:", type(result.error_in_exec).__name__)
+        print("NEXT:", repr(shell.rl_next_input))
+        """
+    )
+    env = {**os.environ, "IPYTHONDIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    # Shown at the next prompt to fix, never run, even with --run; the error is one line.
+    assert "FAILED: ChapyterError" in out.stdout
+    assert "NEXT: \"print('broken'\"" in out.stdout
+    assert "broken\n" not in out.stdout.replace("'broken'", "")
+    assert "without running it" in out.stdout + out.stderr
 
 
 def test_terminal_ipython_run_option(server, tmp_path):

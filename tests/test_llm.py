@@ -52,7 +52,8 @@ def fails(kind: str, call: Any, *args: Any, **kwargs: Any) -> LLMError:
     text = str(err)
     assert text and "\n" not in text
     assert KEY not in text and HEADER_SECRET not in text and "SECRET" not in text
-    assert "<" not in text and "Traceback" not in text
+    # No HTML page pasted in; the only markup allowed is the redaction marker.
+    assert "<" not in text.replace("<redacted>", "") and "Traceback" not in text
     return err
 
 
@@ -113,7 +114,7 @@ def test_complete_plain(fake_openai: FakeOpenAIServer) -> None:
     result = complete(endpoint(fake_openai), USER, stream=False, on_token=pieces.append)
     assert result.text == "print('plain')"
     assert (result.model, result.attempts, result.finish_reason) == ("fake-model", 1, "stop")
-    assert 0 < result.elapsed < 2
+    assert result.elapsed > 0
     assert pieces == [result.text]
     assert fake_openai.requests[-1].body.get("stream") in (None, False)
 
@@ -206,7 +207,7 @@ def test_404_unknown_model(fake_openai: FakeOpenAIServer) -> None:
 def test_400_is_bad_request_with_the_key_scrubbed(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.script(Reply(status=400, error=f"Bad field near {KEY} and {HEADER_SECRET}"))
     err = fails("bad_request", complete, endpoint(fake_openai), USER)
-    assert "Bad field near ***" in str(err)
+    assert "Bad field near <redacted> and <redacted>" in str(err) and "***" not in str(err)
 
 
 def test_429_honours_retry_after_then_succeeds(fake_openai: FakeOpenAIServer) -> None:
@@ -218,7 +219,7 @@ def test_429_honours_retry_after_then_succeeds(fake_openai: FakeOpenAIServer) ->
     started = time.monotonic()
     result = complete(endpoint(fake_openai), USER)
     assert (result.text, result.attempts) == ("print('finally')", 3)
-    assert 0.2 <= time.monotonic() - started < 2
+    assert time.monotonic() - started >= 0.2  # Retry-After was honoured
     assert [r.body["stream"] for r in fake_openai.requests] == [True] * 3
 
 
@@ -263,10 +264,10 @@ def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_timeout(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.script(Reply(content="late", delay=1.0))
+    fake_openai.script(Reply(content="late", delay=10.0))
     started = time.monotonic()
     err = fails("timeout", complete, endpoint(fake_openai, timeout=0.3), USER)
-    assert time.monotonic() - started < 0.9
+    assert time.monotonic() - started < 8  # gave up at the timeout, not after the answer
     assert "0.3 s" in str(err) and "Chapyter.timeout" in str(err)
     assert len(fake_openai.requests) == 1  # waiting again would double the user's wait
     wait_for(lambda: fake_openai.requests[0].disconnected)  # the client hung up at 0.3 s
@@ -433,3 +434,55 @@ def wait_for(condition: Any, timeout: float = 3.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.01)
+
+
+# -- failures that never left this process are ours -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "messages", "named"),
+    [
+        ({}, [{"role": "user", "content": "plot \ud800 this"}], "U+D800"),
+        ({"temperature": float("nan")}, USER, "temperature"),
+        ({"temperature": float("inf")}, USER, "temperature"),
+        ({"timeout": 0.0}, USER, "timeout"),
+        ({"max_tokens": 0}, USER, "max_tokens"),
+        ({"api_key": "sk-line\nbreak-0123"}, USER, "api_key"),
+        ({"extra_headers": (("Bad Name", "v"),)}, USER, "extra_headers"),
+    ],
+)
+def test_a_request_that_cannot_be_sent_is_reported_as_ours(
+    fake_openai: FakeOpenAIServer, changes, messages, named
+) -> None:
+    ep = endpoint(fake_openai, **changes)
+    with pytest.raises(LLMError) as caught:
+        complete(ep, messages)
+    text = str(caught.value)
+    assert caught.value.kind == "bad_request" and "\n" not in text
+    assert text.startswith(f"Nothing was sent to {ep.host}") and named in text, text
+    assert "broken body" not in text and "Could not reach" not in text
+    with pytest.raises(LLMError, match="Nothing was sent"):
+        run(_drain(astream(ep, messages)))
+    assert fake_openai.requests == []
+
+
+async def _drain(stream: Any) -> list[str]:
+    return [piece async for piece in stream]
+
+
+def test_one_retry_policy_decides_every_wait() -> None:
+    from chapyter_ext.llm import _Progress, _wait_or_raise
+
+    ep = Endpoint(base_url="http://127.0.0.1:9/v1", max_retries=2)
+    busy = LLMError("server", "busy")
+    assert _wait_or_raise(busy, ep, 1, _Progress()) == 0.5
+    assert _wait_or_raise(busy, ep, 2, _Progress()) == 1.0
+    with pytest.raises(LLMError, match="busy"):
+        _wait_or_raise(busy, ep, 3, _Progress())  # retries used up
+    told = LLMError("rate_limit", "slow")
+    told._retry_after = 999.0
+    assert _wait_or_raise(told, ep, 1, _Progress()) == 30.0  # capped
+    with pytest.raises(LLMError):
+        _wait_or_raise(busy, ep, 1, _Progress(text=["x"]))  # text reached the caller
+    with pytest.raises(LLMError):
+        _wait_or_raise(LLMError("auth", "no"), ep, 1, _Progress())  # not transient

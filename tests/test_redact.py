@@ -191,3 +191,26 @@ def test_assignments_found_backwards_are_those_of_the_forward_regex():
         assert quoted == FORWARD_QUOTED.sub(forward_quoted, text), text
         env = _sub_assignments(text, p.env, p.env_name, _ENV_FIRST, _redact_env_assignment)
         assert env == FORWARD_ENV.sub(forward_env, text), text
+
+
+def test_one_line_redacts_before_it_clips():
+    from chapyter_ext.redact import Redactor, one_line
+
+    redactor = Redactor(["sk-verbatim-SECRET-0001"])
+    text = "x" * 490 + " key sk-verbatim-SECRET-0001\nnext line"
+    line = one_line(text, redactor)
+    assert "\n" not in line and len(line) == 500
+    assert "sk-verb" not in line  # cut after redaction: no half key either
+    assert one_line("  \n ", redactor) == "Unknown error."
+
+
+def test_redact_traceback_keeps_the_trace_and_drops_the_secret():
+    from chapyter_ext.redact import Redactor, redact_traceback
+
+    redactor = Redactor(["sk-verbatim-SECRET-0002"])
+    try:
+        raise RuntimeError("failed with sk-verbatim-SECRET-0002")
+    except RuntimeError as err:
+        text = redact_traceback(err, redactor)
+    assert "Traceback" in text and "RuntimeError: failed with <redacted>" in text
+    assert "sk-verbatim-SECRET-0002" not in text

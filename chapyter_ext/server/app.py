@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from jupyter_core.paths import jupyter_data_dir
@@ -10,24 +9,12 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Dict, Float, Int, TraitError, Unicode, default, validate
 
 from ..config import Chapyter
+from ..endpoints import ModelRegistry
 from ..llm import aclose_clients
-from ..local_model import server_for, use_local_model
-from .chat import MAX_MESSAGE_CHARS, ChatRequest, ChatService, ChatTurn, HistoryWorker
-from .endpoints import ModelRegistry
+from ..redact import Redactor
+from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
 from .handlers import handlers
 from .history import ChatHistoryStore
-
-
-class LocalModelChatService(ChatService):
-    """A ChatService that starts the bundled local model before the first reply needing it.
-
-    The model loads in a thread while the event loop keeps serving; later requests only check
-    that the shared server is still alive.
-    """
-
-    async def start(self, request: ChatRequest) -> ChatTurn:
-        await self.registry.ensure_local(request.model)
-        return await super().start(request)
 
 
 class ChapyterExtApp(ExtensionApp):
@@ -40,6 +27,12 @@ class ChapyterExtApp(ExtensionApp):
     name = "chapyter_ext"
     classes = [*ExtensionApp.classes, Chapyter]  # noqa: RUF012 (traitlets reads a plain list)
     load_other_extensions = True
+
+    #: The services, built in ``initialize_settings`` (before any request is served);
+    #: handlers reach them as ``self.extensionapp.<service>``.
+    registry: ModelRegistry
+    history: HistoryWorker
+    chat: ChatService
 
     models = Dict(
         key_trait=Unicode(),
@@ -121,19 +114,21 @@ class ChapyterExtApp(ExtensionApp):
         """Build the shared services once: endpoints, history store, chat service."""
         # parent=self: c.Chapyter.* from the server's config files and command line applies.
         shared = Chapyter(parent=self)
-        # No endpoint configured at all: the bundled local model, if installed, started lazily.
-        local = server_for(shared) if not self.models and use_local_model(shared) else None
-        registry = ModelRegistry.from_config(self.models, self.default_model, shared, local=local)
+        # With no endpoint configured at all, the bundled local model (if installed), which
+        # the registry starts on first use.
+        registry = ModelRegistry.from_config(self.models, self.default_model, shared)
         secrets = {*registry.secrets(), shared.api_key, *shared.extra_headers.values()}
         secrets.discard("")
+        # THE secret policy of this server: history, streamed events, error lines, logs.
+        redactor = Redactor(secrets)
         store = ChatHistoryStore(
             os.path.expanduser(self.history_dir),
             max_messages=self.max_history_messages,
             max_chats=self.max_chats_per_notebook,
-            secrets=tuple(secrets),
+            redactor=redactor,
         )
         history = HistoryWorker(store)
-        chat = (LocalModelChatService if local is not None else ChatService)(
+        chat = ChatService(
             registry,
             history,
             max_concurrent=self.max_concurrent_streams,
@@ -142,14 +137,10 @@ class ChapyterExtApp(ExtensionApp):
             send_context=shared.send_context,
             history_sent=self.history_messages_sent,
             max_message_chars=self.max_message_chars,
-            secrets=tuple(secrets),
+            redactor=redactor,
             log=self.log,
         )
-        self.settings.update(
-            chapyter_ext_models=registry,
-            chapyter_ext_history=history,
-            chapyter_ext_chat=chat,
-        )
+        self.registry, self.history, self.chat = registry, history, chat
         # Names and hosts only: the URL may carry userinfo and the key must never be logged.
         self.log.info(
             "chapyter-ext: models %s (default %s); chat history in %s",
@@ -157,11 +148,11 @@ class ChapyterExtApp(ExtensionApp):
             registry.default,
             store.root,
         )
-        if local is not None:
+        if registry.local is not None:
             self.log.info(
                 "chapyter-ext: no endpoint configured; the bundled local model %s starts on "
                 "first use (set OPENAI_API_KEY or c.Chapyter.base_url for a better one)",
-                local.model_path,
+                registry.local.model_path,
             )
 
     def initialize_handlers(self) -> None:
@@ -173,14 +164,14 @@ class ChapyterExtApp(ExtensionApp):
 
         The local model's server stops too, if this server started it.
         """
-        chat: ChatService | None = self.settings.get("chapyter_ext_chat")
-        history: HistoryWorker | None = self.settings.get("chapyter_ext_history")
-        registry: ModelRegistry | None = self.settings.get("chapyter_ext_models")
+        # Absent if initialize_settings failed half-way.
+        chat: ChatService | None = getattr(self, "chat", None)
+        history: HistoryWorker | None = getattr(self, "history", None)
+        registry: ModelRegistry | None = getattr(self, "registry", None)
         if chat is not None:
             await chat.close()
         if history is not None:
             await history.close()
         await aclose_clients()
-        if registry is not None and registry.local is not None:
-            # Waits up to a few seconds for the process to exit: not on the event loop.
-            await asyncio.get_running_loop().run_in_executor(None, registry.local.stop)
+        if registry is not None:
+            await registry.aclose()  # stops the local model's server if we started it

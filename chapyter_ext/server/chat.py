@@ -12,24 +12,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import traceback
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
-from ..context import redact
+from ..context.notebook import NotebookSnapshot, chat_context
+from ..endpoints import ModelRegistry
 from ..llm import Endpoint, LLMError, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
-from .endpoints import ModelRegistry
+from ..redact import Redactor, one_line, redact_traceback
+from .events import ChatEvent, Done, Error, Heartbeat, Notice, Start, Token, TokenRedactor, is_last
 from .history import (
     ChatHistoryStore,
     ChatMessage,
     HistoryError,
     new_id,
     normalize_notebook_path,
-    scrub,
+    repair_text,
     utc_now,
 )
 
@@ -51,18 +52,6 @@ class ChatError(Exception):
         self.kind = kind
 
 
-def one_line(text: str, secrets: Sequence[str] = ()) -> str:
-    """``text`` as a single line without secrets: what an error event or a log line may carry."""
-    line = " ".join(scrub(str(text), secrets).split())
-    return line[:500] or "Unknown error."
-
-
-def describe_exception(err: BaseException, secrets: Sequence[str]) -> str:
-    """A traceback for the log with every secret value replaced."""
-    text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-    return scrub(text, secrets)
-
-
 @dataclass(frozen=True)
 class ChatRequest:
     """A parsed ``POST chapyter-ext/chat`` body."""
@@ -70,7 +59,8 @@ class ChatRequest:
     notebook: str
     message: str
     chat_id: str | None = None
-    context: str | None = None
+    #: Text (older frontends) or a parsed notebook snapshot, assembled by the service.
+    context: Any = None
     model: str | None = None
 
     @classmethod
@@ -85,13 +75,42 @@ class ChatRequest:
             raise ChatError("bad_request", "'message' must be a non-empty string.")
         if len(message) > max_chars:
             raise ChatError("bad_request", f"'message' is longer than {max_chars} characters.")
-        optional: dict[str, str | None] = {}
-        for key in ("chat_id", "context", "model"):
+        optional: dict[str, Any] = {}
+        for key in ("chat_id", "model"):
             value = body.get(key)
             if value is not None and not isinstance(value, str):
                 raise ChatError("bad_request", f"'{key}' must be a string.")
             optional[key] = value or None
-        return cls(notebook=notebook, message=message, **optional)
+        return cls(
+            notebook=notebook,
+            message=message,
+            context=parse_context(body.get("context")),
+            **optional,
+        )
+
+
+def parse_context(value: Any) -> Any:
+    """The request's ``context``: None, text, or a validated notebook snapshot (an object)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise ChatError("bad_request", "'context' must be a notebook snapshot (an object).")
+    try:
+        return NotebookSnapshot.parse(value)
+    except ValueError as err:
+        raise ChatError("bad_request", f"'context': {err}") from None
+
+
+def assemble_context(context: Any, budget: int, redactor: Redactor) -> str | None:
+    """The context text sent to the model, within ``budget`` characters, redacted."""
+    if context is None or budget <= 0:
+        return None
+    if isinstance(context, str):
+        clean = redactor(context)
+        return clean[:budget] + TRUNCATED if len(clean) > budget else clean
+    return chat_context(context, budget=budget, redactor=redactor).text or None
 
 
 class HistoryWorker:
@@ -160,7 +179,10 @@ class ChatTurn:
         self.model_name = model_name
         self._endpoint = endpoint
         self._messages = messages
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[ChatEvent] = asyncio.Queue()
+        self._tokens = TokenRedactor(service.redact)
+        #: Told to the user right after ``start`` (e.g. that part of the history was damaged).
+        self.notice = ""
         self._stop_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -168,16 +190,9 @@ class ChatTurn:
     def start(self, timeout: float) -> None:
         """Begin generating; ``timeout`` seconds (0: none) bound the whole reply."""
         loop = asyncio.get_running_loop()
-        self._queue.put_nowait(
-            (
-                "start",
-                {
-                    "chat_id": self.chat_id,
-                    "message_id": self.message_id,
-                    "model": self.model_name,
-                },
-            )
-        )
+        self._queue.put_nowait(Start(self.chat_id, self.message_id, self.model_name))
+        if self.notice:
+            self._queue.put_nowait(Notice(self.notice))
         self._task = loop.create_task(self._run(), name=f"chapyter-chat-{self.message_id}")
         if timeout > 0:
             self._timer = loop.call_later(timeout, self.stop, "timeout")
@@ -200,20 +215,20 @@ class ChatTurn:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(self._task)
 
-    async def events(self, heartbeat: float = 15.0) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        """``(event, data)`` pairs: ``start``, ``token``..., then ``done`` or ``error``.
+    async def events(self, heartbeat: float = 15.0) -> AsyncIterator[ChatEvent]:
+        """Typed events (:mod:`.events`): ``Start``, ``Token``..., then ``Done`` or ``Error``.
 
-        When nothing happened for ``heartbeat`` seconds, ``("heartbeat", {})`` is yielded so
-        the caller can keep idle proxies from closing the connection while the model thinks.
+        When nothing happened for ``heartbeat`` seconds, ``Heartbeat()`` is yielded so the
+        caller can keep idle proxies from closing the connection while the model thinks.
         """
         while True:
             try:
-                event, data = await asyncio.wait_for(self._queue.get(), heartbeat)
+                event = await asyncio.wait_for(self._queue.get(), heartbeat)
             except asyncio.TimeoutError:
-                yield "heartbeat", {}
+                yield Heartbeat()
                 continue
-            yield event, data
-            if event in ("done", "error"):
+            yield event
+            if is_last(event):
                 return
 
     async def _run(self) -> None:
@@ -226,7 +241,9 @@ class ChatTurn:
                 async for delta in stream:
                     if delta:
                         parts.append(delta)
-                        self._queue.put_nowait(("token", {"text": delta}))
+                        safe = self._tokens.push(delta)
+                        if safe:
+                            self._queue.put_nowait(Token(safe))
             finally:
                 await stream.aclose()
         except asyncio.CancelledError:
@@ -252,7 +269,7 @@ class ChatTurn:
                 task.uncancel()
         except LLMError as err:
             status = "error"
-            error = {"kind": err.kind, "message": one_line(str(err), service.secrets)}
+            error = {"kind": err.kind, "message": one_line(err, service.redact)}
             service.log.warning(
                 "Chat reply %s failed (%s): %s", self.message_id, err.kind, error["message"]
             )
@@ -262,7 +279,7 @@ class ChatTurn:
             service.log.error(
                 "Chat reply %s failed:\n%s",
                 self.message_id,
-                describe_exception(err, service.secrets),
+                redact_traceback(err, service.redact),
             )
         await self._finish("".join(parts), status, error)
 
@@ -271,6 +288,11 @@ class ChatTurn:
         service = self.service
         if self._timer is not None:
             self._timer.cancel()
+        rest = self._tokens.flush()
+        if rest:
+            self._queue.put_nowait(Token(rest))
+        # A model may send lone surrogates (JSON escapes): stored and sent as U+FFFD.
+        text = repair_text(service.redact(text))
         reply = ChatMessage(
             id=self.message_id,
             role="assistant",
@@ -291,16 +313,14 @@ class ChatTurn:
             service.log.error(
                 "Could not save chat reply %s:\n%s",
                 self.message_id,
-                describe_exception(err, service.secrets),
+                redact_traceback(err, service.redact),
             )
         finally:
             service._release(self)
         if error is not None:
-            self._queue.put_nowait(("error", error))
+            self._queue.put_nowait(Error(error["kind"], error["message"]))
         else:
-            self._queue.put_nowait(
-                ("done", {"message_id": self.message_id, "text": text, "status": status})
-            )
+            self._queue.put_nowait(Done(self.message_id, text, status))
         service.log.debug(
             "Chat reply %s %s (%s, %d chars)",
             self.message_id,
@@ -324,7 +344,7 @@ class ChatService:
         send_context: bool = True,
         history_sent: int = 20,
         max_message_chars: int = MAX_MESSAGE_CHARS,
-        secrets: Sequence[str] = (),
+        redactor: Redactor | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         self.registry = registry
@@ -335,7 +355,8 @@ class ChatService:
         self.send_context = bool(send_context)
         self.history_sent = int(history_sent)
         self.max_message_chars = int(max_message_chars)
-        self.secrets = tuple(secrets)
+        #: THE secret policy for this server: stored text, streamed events, error lines, logs.
+        self.redact = redactor if redactor is not None else Redactor()
         self.log = log or logging.getLogger(__name__)
         self._turns: dict[str, ChatTurn] = {}
         self._reserved = 0
@@ -345,14 +366,11 @@ class ChatService:
         """How many replies are streaming or about to."""
         return self._reserved
 
-    def _prepare_context(self, context: str | None) -> str | None:
-        if not context or not self.send_context or self.context_budget <= 0:
+    def _prepare_context(self, context: Any) -> str | None:
+        if not self.send_context:
             return None
-        # The frontend collects the context but the model's host must never see a secret.
-        clean = redact(context, secrets=self.secrets)
-        if len(clean) > self.context_budget:
-            clean = clean[: self.context_budget] + TRUNCATED
-        return clean
+        # The model's host must never see a secret: the assembly redacts.
+        return assemble_context(context, self.context_budget, self.redact)
 
     async def start(self, request: ChatRequest) -> ChatTurn:
         """Save the user's message and start the reply; raises :class:`ChatError`.
@@ -361,7 +379,8 @@ class ChatService:
         a reply waiting unseen behind others is worse than a clear "try again".
         """
         try:
-            model_name, endpoint = self.registry.get(request.model)
+            # Starts the bundled local model (off the event loop) when it is the endpoint.
+            model_name, endpoint = await self.registry.aresolve(request.model)
         except KeyError:
             raise ChatError("not_found", f"Unknown model {request.model!r}.") from None
         # Check and take the slot with no await in between, so two requests can't both pass.
@@ -378,7 +397,8 @@ class ChatService:
                 notebook = normalize_notebook_path(request.notebook)
                 chat_id = await self.history.run(store.resolve_chat, notebook, request.chat_id)
                 earlier = await self.history.run(store.messages, notebook, chat_id)
-                message = scrub(request.message, self.secrets)
+                message = self.redact(request.message)
+                notice = await self.history.run(store.take_notice, notebook)
                 try:
                     # Built before anything is saved, so a refused message leaves no trace.
                     messages = build_messages(
@@ -388,7 +408,7 @@ class ChatService:
                         system=CHAT_SYSTEM_PROMPT,
                     )
                 except ValueError as err:
-                    raise ChatError("bad_request", one_line(str(err), self.secrets)) from None
+                    raise ChatError("bad_request", one_line(err, self.redact)) from None
                 await self.history.run(
                     store.append,
                     notebook,
@@ -411,6 +431,7 @@ class ChatService:
                 endpoint=endpoint,
                 messages=messages,
             )
+            turn.notice = notice
             turn.start(self.stream_timeout)
             self._turns[turn.message_id] = turn
         except BaseException:

@@ -1,33 +1,34 @@
 """HTTP handlers of the chat sidebar: thin wrappers over :mod:`.chat` and :mod:`.history`.
 
 Every error leaves as ``{"error": {"kind", "message"}}`` with a fitting status, from one place
-(:meth:`ChapyterHandler.write_error`), so the frontend has a single shape to read.
+(:meth:`ChapyterHandler.write_error`), so the frontend has a single shape to read. Every input
+is read in one place too: :meth:`ChapyterHandler.json_body` bounds a body's size and nesting and
+repairs invalid Unicode, :meth:`ChapyterHandler.notebook_argument` reads a query's notebook path
+the same way, so no route meets a ``RecursionError`` or a lone surrogate further in.
 """
 
 from __future__ import annotations
 
 import json
 from http.client import responses
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado.iostream import StreamClosedError
 
-from .. import __version__
+from .._version import __version__
+from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
+from ..endpoints import ModelRegistry
 from ..llm import LLMError, alist_models
-from .chat import (
-    ChatError,
-    ChatRequest,
-    ChatService,
-    ChatTurn,
-    HistoryWorker,
-    describe_exception,
-    one_line,
-)
-from .endpoints import ModelRegistry
-from .history import HistoryError
+from ..redact import Redactor, one_line, redact_traceback
+from .chat import ChatError, ChatRequest, ChatService, ChatTurn, HistoryWorker
+from .events import encode
+from .history import HistoryError, repair_text
+
+if TYPE_CHECKING:
+    from .app import ChapyterExtApp
 
 # Status for each error kind raised by our own code; an LLM failure is the upstream's fault.
 KIND_STATUS = {"bad_request": 400, "not_found": 404, "busy": 429}
@@ -41,40 +42,91 @@ STATUS_KIND = {
     429: "busy",
 }
 HEARTBEAT_SECONDS = 15.0
+# Bounds of a request body: far above a chat message with its notebook snapshot, far below
+# what would make parsing it a denial of service.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+MAX_BODY_DEPTH = 32
 
 
-def sse(event: str, data: dict[str, Any]) -> str:
-    """One server-sent event; JSON keeps ``data`` on one line whatever the text holds."""
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+def _repaired(value: Any, depth: int = 0) -> Any:
+    """A parsed JSON value with every string repaired; ChatError if nested too deeply."""
+    if isinstance(value, str):
+        return repair_text(value)
+    if depth >= MAX_BODY_DEPTH and isinstance(value, (dict, list)):
+        raise ChatError("bad_request", f"The body is nested more than {MAX_BODY_DEPTH} deep.")
+    if isinstance(value, dict):
+        return {repair_text(k): _repaired(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_repaired(v, depth + 1) for v in value]
+    return value
+
+
+def parse_json_body(raw: bytes) -> dict[str, Any]:
+    """A request body as a JSON object with repaired strings, or :class:`ChatError` (400).
+
+    Refused: more than ``MAX_BODY_BYTES``, not JSON, nested deeper than ``MAX_BODY_DEPTH``
+    (a deep body would otherwise exhaust the parser's recursion: a 500), not an object.
+    Invalid UTF-8 bytes become U+FFFD.
+    """
+    if len(raw) > MAX_BODY_BYTES:
+        raise ChatError("bad_request", f"The body is larger than {MAX_BODY_BYTES} bytes.")
+    too_deep = f"The body is nested more than {MAX_BODY_DEPTH} deep."
+    try:
+        body = json.loads(raw.decode("utf-8", "replace") if raw else "{}")
+    except RecursionError:
+        raise ChatError("bad_request", too_deep) from None
+    except ValueError:
+        raise ChatError("bad_request", "The body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise ChatError("bad_request", "The body must be a JSON object.")
+    return _repaired(body)
 
 
 class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
-    """Base of every chapyter-ext handler: shared services and JSON errors."""
+    """Base of every chapyter-ext handler: shared services, bounded input, JSON errors."""
+
+    @property
+    def app(self) -> ChapyterExtApp:
+        """The extension app, which holds the services."""
+        return cast("ChapyterExtApp", self.extensionapp)
 
     @property
     def models(self) -> ModelRegistry:
         """The named model endpoints."""
-        return self.settings["chapyter_ext_models"]
+        return self.app.registry
 
     @property
     def chat(self) -> ChatService:
         """The service that streams replies."""
-        return self.settings["chapyter_ext_chat"]
+        return self.app.chat
 
     @property
     def history(self) -> HistoryWorker:
         """The chat history store, behind its worker thread."""
-        return self.settings["chapyter_ext_history"]
+        return self.app.history
+
+    @property
+    def redact(self) -> Redactor:
+        """The server's secret policy (a bare one before the services exist)."""
+        chat: ChatService | None = getattr(self.app, "chat", None)
+        return chat.redact if chat is not None else Redactor()
 
     def json_body(self) -> dict[str, Any]:
-        """The request body as a JSON object, or a 400."""
-        try:
-            body = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise ChatError("bad_request", "The body is not valid JSON.") from None
-        if not isinstance(body, dict):
-            raise ChatError("bad_request", "The body must be a JSON object.")
+        """The request body as a JSON object (bounded, Unicode repaired), or a 400."""
+        body = getattr(self, "_json_body", None)
+        if body is None:
+            body = self._json_body = parse_json_body(self.request.body or b"")
         return body
+
+    def notebook_argument(self) -> str:
+        """The ``notebook`` query argument, read as a JSON body's would be.
+
+        Not through tornado's ``get_query_argument``, which turns control characters into
+        spaces and strips them, so ``a.ipynb%00`` would pass here and fail in a body. Invalid
+        UTF-8 becomes U+FFFD; the store normalises the path, the same way for every route.
+        """
+        values = self.request.query_arguments.get("notebook") or [b""]
+        return values[-1].decode("utf-8", "replace")
 
     def reply(self, data: Any, status: int = 200) -> None:
         """Finish with a JSON body."""
@@ -82,11 +134,10 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
         self.finish(json.dumps(data))
 
     def _error_for(self, err: BaseException | None, status: int) -> tuple[int, str, str]:
-        secrets = self.chat.secrets if "chapyter_ext_chat" in self.settings else ()
         if isinstance(err, (ChatError, HistoryError)):
-            return KIND_STATUS.get(err.kind, 400), err.kind, one_line(str(err), secrets)
+            return KIND_STATUS.get(err.kind, 400), err.kind, one_line(err, self.redact)
         if isinstance(err, LLMError):
-            return UPSTREAM_STATUS.get(err.kind, 502), err.kind, one_line(str(err), secrets)
+            return UPSTREAM_STATUS.get(err.kind, 502), err.kind, one_line(err, self.redact)
         if isinstance(err, tornado.web.HTTPError):
             status = err.status_code
             message = err.log_message if status < 500 and err.log_message else None
@@ -121,12 +172,11 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
                 "%s %s -> %d %s: %s", self.request.method, self.request.path, status, kind, message
             )
             return None
-        secrets = self.chat.secrets if "chapyter_ext_chat" in self.settings else ()
         self.log.error(
             "Uncaught exception in %s %s:\n%s",
             self.request.method,
             self.request.path,
-            describe_exception(value, secrets),
+            redact_traceback(value, self.redact),
         )
         return None
 
@@ -136,14 +186,39 @@ class ConfigHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     def get(self) -> None:
-        """``{"models": [{"name", "model", "host"}], "default", "version"}``."""
+        """``{"models": [{"name", "model", "host"}], "default", "version", "context_budget"}``.
+
+        ``context_budget`` (``Chapyter.context_budget``) is also what the browser asks the
+        kernel's ``describe_variables`` for: there is one budget for the whole context.
+        """
         self.reply(
             {
                 "models": self.models.public_info(),
                 "default": self.models.default,
                 "version": __version__,
+                "context_budget": self.chat.context_budget,
             }
         )
+
+
+class ContextHandler(ChapyterHandler):
+    """``POST chapyter-ext/context``: the context a chat message would send now (the chip)."""
+
+    @tornado.web.authenticated
+    def post(self) -> None:
+        """Body ``{"snapshot": {...}}`` -> ``{"text", "summary", "chars"}``.
+
+        Assembled exactly as ``POST chat`` assembles its ``context`` (same budget, same
+        redaction); the text is empty when the server sends no context (``send_context``).
+        """
+        try:
+            snapshot = NotebookSnapshot.parse(self.json_body().get("snapshot"))
+        except ValueError as err:
+            raise ChatError("bad_request", f"'snapshot': {err}") from None
+        context = chat_context(snapshot, budget=self.chat.context_budget, redactor=self.chat.redact)
+        if not self.chat.send_context:
+            context = ChatContext(text="", summary=context.summary, chars=0)
+        self.reply(context.to_json())
 
 
 class ModelsHandler(ChapyterHandler):
@@ -154,7 +229,8 @@ class ModelsHandler(ChapyterHandler):
         """``{"name", "models": [ids]}``; an unreachable endpoint is a 502 error."""
         name = self.get_query_argument("name", "") or None
         try:
-            name, endpoint = self.models.get(name)
+            # Starts the bundled local model if that is the endpoint, as a chat message does.
+            name, endpoint = await self.models.aresolve(name)
         except KeyError:
             raise ChatError("not_found", f"Unknown model {name!r}.") from None
         self.reply({"name": name, "models": await alist_models(endpoint)})
@@ -179,10 +255,10 @@ class ChatHandler(ChapyterHandler):
         # Reverse proxies (nginx) buffer responses by default, which would hold tokens back.
         self.set_header("X-Accel-Buffering", "no")
         try:
-            async for event, data in turn.events(HEARTBEAT_SECONDS):
+            async for event in turn.events(HEARTBEAT_SECONDS):
                 if self._client_gone:
                     continue  # drain to the end so the reply is saved, but write nothing
-                self.write(": keepalive\n\n" if event == "heartbeat" else sse(event, data))
+                self.write(encode(event, self.chat.redact))
                 # Flush each event on its own: the first token's latency is what users feel.
                 await self.flush()
         except StreamClosedError:
@@ -217,20 +293,18 @@ class StopHandler(ChapyterHandler):
 class HistoryHandler(ChapyterHandler):
     """``GET``/``DELETE chapyter-ext/history?notebook=PATH``: read or clear a notebook's chats."""
 
-    def _notebook(self) -> str:
-        return self.get_query_argument("notebook", "")
-
     @tornado.web.authenticated
     async def get(self) -> None:
-        """``{"notebook", "chat_id", "messages": [...], "chats": [ids]}``."""
-        view = await self.history.run(self.history.store.get, self._notebook())
+        """``{"notebook", "chat_id", "messages": [...], "chats": [ids], "notice"?}``."""
+        view = await self.history.run(self.history.store.get, self.notebook_argument())
         self.reply(view.to_json())
 
     @tornado.web.authenticated
     async def delete(self) -> None:
         """Forget every chat of the notebook (or only ``chat_id``); returns the emptied view."""
-        chat_id = self.get_query_argument("chat_id", "") or None
-        view = await self.history.run(self.history.store.clear, self._notebook(), chat_id)
+        chat_id = repair_text(self.get_query_argument("chat_id", "")) or None
+        notebook = self.notebook_argument()
+        view = await self.history.run(self.history.store.clear, notebook, chat_id)
         self.reply(view.to_json())
 
 
@@ -249,6 +323,7 @@ def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
     """Relative URL patterns (the ExtensionApp prepends the server's base_url)."""
     return [
         (r"chapyter-ext/config", ConfigHandler),
+        (r"chapyter-ext/context", ContextHandler),
         (r"chapyter-ext/models", ModelsHandler),
         (r"chapyter-ext/chat", ChatHandler),
         (r"chapyter-ext/chat/stop", StopHandler),

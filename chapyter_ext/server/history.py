@@ -18,23 +18,25 @@ import json
 import logging
 import os
 import posixpath
+import re
 import tempfile
 import threading
-import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from ..redact import Redactor
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 ROLES = ("user", "assistant")
 STATUSES = ("complete", "stopped", "error")
-REDACTED = "<redacted>"  # the marker context.redact uses too
 MAX_NOTEBOOK_PATH = 4096
+_MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error")
 
 
 class HistoryError(ValueError):
@@ -66,17 +68,22 @@ class ChatMessage:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ChatMessage:
-        """Read a stored message, tolerating missing optional fields."""
-        return cls(
-            id=str(data["id"]),
-            role=str(data["role"]),
-            content=str(data.get("content", "")),
-            model=str(data.get("model", "")),
-            created=str(data.get("created", "")),
-            status=str(data.get("status", "complete")),
-            error=str(data.get("error", "")),
-        )
+    def from_json(cls, data: Any) -> ChatMessage:
+        """Read a stored message, tolerating missing optional fields; ValueError if unusable.
+
+        Unusable: not an object, no string ``id``, an unknown ``role`` or ``status``, or a
+        field that is not a string.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("a message is not an object")
+        fields = {k: data[k] for k in _MESSAGE_FIELDS if k in data}
+        if not all(isinstance(v, str) for v in fields.values()):
+            raise ValueError("a message field is not a string")
+        if not fields.get("id") or fields.get("role") not in ROLES:
+            raise ValueError("a message has no id or an unknown role")
+        if fields.setdefault("status", "complete") not in STATUSES:
+            raise ValueError("a message has an unknown status")
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -87,15 +94,20 @@ class ChatView:
     chat_id: str
     messages: tuple[ChatMessage, ...]
     chats: tuple[str, ...]
+    #: Told to the user once: e.g. that part of the history was damaged and where it was kept.
+    notice: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The view as the JSON body of ``GET chapyter-ext/history``."""
-        return {
+        data: dict[str, Any] = {
             "notebook": self.notebook,
             "chat_id": self.chat_id,
             "messages": [m.to_json() for m in self.messages],
             "chats": list(self.chats),
         }
+        if self.notice:
+            data["notice"] = self.notice
+        return data
 
 
 def new_id() -> str:
@@ -108,36 +120,49 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def repair_text(text: str) -> str:
+    """``text`` with lone surrogates (UTF-8 cannot carry them) as U+FFFD, as TextEncoder does."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def normalize_notebook_path(path: Any) -> str:
     """The canonical form of a contents-API notebook path, or :class:`HistoryError`.
 
-    ``/a/./b.ipynb`` and ``a/b.ipynb`` are the same notebook, so they must share a history.
-    Paths that climb out of the root are refused: they name no notebook the server can open.
+    The one rule every route applies (query string or JSON body alike): white space around
+    the path is dropped; a NUL or other control character anywhere refuses it (no file has
+    one); ``/a/./b.ipynb`` and ``a/b.ipynb`` are the same notebook, so they share a history;
+    paths that climb out of the root are refused: they name no notebook the server can open.
+    Lone surrogates become U+FFFD, as the browser's TextEncoder would have sent them.
     """
     if not isinstance(path, str) or not path.strip():
         raise HistoryError("bad_request", "'notebook' must be a non-empty path.")
-    if len(path) > MAX_NOTEBOOK_PATH or "\x00" in path:
+    path = path.strip()
+    if len(path) > MAX_NOTEBOOK_PATH or any(ord(c) < 32 or c == "\x7f" for c in path):
         raise HistoryError("bad_request", "'notebook' is not a valid path.")
-    norm = posixpath.normpath("/" + path.strip().replace("\\", "/")).lstrip("/")
-    if not norm or norm == "." or any(part == ".." for part in path.replace("\\", "/").split("/")):
+    path = repair_text(path)
+    parts = path.replace("\\", "/").split("/")
+    norm = posixpath.normpath("/" + "/".join(parts)).lstrip("/")
+    if not norm or norm == "." or ".." in parts:
         raise HistoryError("bad_request", "'notebook' is not a valid path.")
     return norm
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced, so a key pasted into a chat is never stored."""
-    for secret in secrets:
-        if secret and secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 class ChatHistoryStore:
     """Chats of each notebook, one JSON file per notebook under ``root``.
 
     ``max_messages`` bounds each chat (older messages are dropped first) and ``max_chats``
-    bounds how many past chats a notebook keeps. ``secrets`` are values (API keys, header
-    values) that must never reach the disk; they are replaced in every stored message.
+    bounds how many past chats a notebook keeps. ``redactor`` (or one built from ``secrets``,
+    e.g. API keys and header values) runs over every stored message: no secret reaches the disk.
+
+    A damaged file (invalid UTF-8 or JSON, wrong types, missing keys, messages without an id)
+    never makes a call fail: the valid chats and messages are kept, the file is moved aside
+    under a name no other copy has, and the next view of that notebook carries a one-time
+    ``notice`` saying so and where the copy is.
     """
 
     def __init__(
@@ -147,12 +172,14 @@ class ChatHistoryStore:
         max_messages: int = 200,
         max_chats: int = 50,
         secrets: Sequence[str] = (),
+        redactor: Redactor | None = None,
     ) -> None:
         self.root = Path(root)
         self.max_messages = max(1, int(max_messages))
         self.max_chats = max(1, int(max_chats))
-        # Short secrets would blank out ordinary words; real keys are long.
-        self._secrets = tuple(sorted({s for s in secrets if s and len(s) >= 4}, key=len))[::-1]
+        self.redact = redactor if redactor is not None else Redactor(secrets)
+        # Notices not yet shown, per normalised notebook path.
+        self._notices: dict[str, str] = {}
         # One lock for all files: calls are short, and it makes read-modify-write safe.
         self._lock = threading.RLock()
 
@@ -172,25 +199,89 @@ class ChatHistoryStore:
     def _read(self, notebook: str) -> dict[str, Any]:
         path = self.file_for(notebook)
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             return self._empty(notebook)
         try:
-            data = json.loads(raw)
-            if not isinstance(data, dict) or not isinstance(data.get("chats"), dict):
-                raise ValueError("not a chat history file")
-            if data.get("notebook") != notebook:
-                # A hash collision, or a file copied by hand: not this notebook's history.
-                raise ValueError("file belongs to another notebook")
-        except ValueError as err:
-            # Keep the unreadable file for a human to look at, and start afresh rather than
-            # leaving the notebook's chat broken for good.
-            aside = path.with_name(f"{path.stem}.corrupt-{int(time.time())}.json")
-            with contextlib.suppress(OSError):
-                os.replace(path, aside)
-            log.warning("Unreadable chat history %s moved to %s: %s", path.name, aside.name, err)
-            return self._empty(notebook)
+            text = raw.decode("utf-8")
+            damage = ""
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            damage = "invalid UTF-8"
+        try:
+            loaded = json.loads(text)
+        except (ValueError, RecursionError):
+            loaded, damage = None, "not JSON"
+        data, problem = self._salvage(notebook, loaded)
+        damage = damage or problem
+        if damage:
+            self._set_aside(notebook, path, damage, data)
         return data
+
+    def _salvage(self, notebook: str, loaded: Any) -> tuple[dict[str, Any], str]:
+        """The valid part of a loaded file, and what was wrong with the rest ("" if nothing)."""
+        data = self._empty(notebook)
+        if not isinstance(loaded, dict) or not isinstance(loaded.get("chats"), dict):
+            return data, "not a chat history file"
+        if loaded.get("notebook") != notebook:
+            # A hash collision, or a file copied by hand: not this notebook's history.
+            return data, "the file belongs to another notebook"
+        problem = ""
+        for chat_id, chat in loaded["chats"].items():
+            if (
+                not chat_id
+                or not isinstance(chat, dict)
+                or not isinstance(chat.get("messages"), list)
+            ):
+                problem = "a chat could not be read"
+                continue
+            messages = []
+            for item in chat["messages"]:
+                try:
+                    messages.append(ChatMessage.from_json(item).to_json())
+                except ValueError:
+                    problem = "a message could not be read"
+            created = chat.get("created")
+            data["chats"][chat_id] = {
+                "created": created if isinstance(created, str) else "",
+                "messages": messages[-self.max_messages :],
+            }
+        current = loaded.get("current")
+        if isinstance(current, str) and (not current or current in data["chats"]):
+            data["current"] = current
+        else:
+            data["current"] = next(reversed(data["chats"]), "")
+            problem = problem or "the current chat could not be read"
+        return data, problem
+
+    def _set_aside(self, notebook: str, path: Path, damage: str, data: dict[str, Any]) -> None:
+        """Keep the damaged file for a human, save what was read, tell the user once."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        # The random part keeps a second corruption within the same second from overwriting
+        # the first copy.
+        aside = path.with_name(f"{path.stem}.corrupt-{stamp}-{uuid.uuid4().hex[:8]}.json")
+        try:
+            os.replace(path, aside)
+        except OSError as err:
+            log.warning("Damaged chat history %s could not be moved aside: %s", path.name, err)
+            where = f"it stays at {path}"
+        else:
+            where = f"the damaged file was kept as {aside}"
+        log.warning("Damaged chat history %s (%s); %s", path.name, damage, where)
+        kept = sum(len(c["messages"]) for c in data["chats"].values())
+        if data["chats"]:
+            with contextlib.suppress(OSError):
+                self._write(notebook, data)
+        self._notices[notebook] = (
+            f"Part of this notebook's chat history could not be read ({damage}); "
+            f"{kept} message{' was' if kept == 1 else 's were'} kept and {where}."
+        )
+
+    def take_notice(self, notebook: str) -> str:
+        """The notice for ``notebook`` not yet shown ("" if none); it is shown only once."""
+        notebook = normalize_notebook_path(notebook)
+        with self._lock:
+            return self._notices.pop(notebook, "")
 
     def _view(self, data: dict[str, Any]) -> ChatView:
         chats: dict[str, Any] = data["chats"]
@@ -201,6 +292,7 @@ class ChatHistoryStore:
             chat_id=current,
             messages=tuple(ChatMessage.from_json(m) for m in messages),
             chats=tuple(chats),
+            notice=self._notices.pop(data["notebook"], ""),
         )
 
     def get(self, notebook: str) -> ChatView:
@@ -282,7 +374,9 @@ class ChatHistoryStore:
             raise HistoryError("bad_request", f"Unknown role {message.role!r}.")
         if message.status not in STATUSES:
             raise HistoryError("bad_request", f"Unknown status {message.status!r}.")
-        stored = replace(message, content=scrub(message.content, self._secrets))
+        stored = replace(
+            message, content=self.redact(message.content), error=self.redact(message.error)
+        )
         with self._lock:
             data = self._read(notebook)
             chat = data["chats"].get(chat_id)

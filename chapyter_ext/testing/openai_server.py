@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http
 import itertools
 import json
-import logging
 import os
-import select
 import selectors
 import signal
 import socket
@@ -30,222 +27,13 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field, fields
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from .http import _ClientGone, _Handler, _http_chunk, _HTTPServer
+from .replies import DEFAULT_CONTENT, RecordedRequest, Reply, _error_json, last_user_text
+
 __all__ = ["DEFAULT_CONTENT", "FakeOpenAIServer", "RecordedRequest", "Reply", "main"]
-
-log = logging.getLogger(__name__)
-
-#: What the server answers when nothing was scripted: a short fenced Python block.
-DEFAULT_CONTENT = '```python\nprint("hello from the fake model")\n```'
-
-_ERROR_TYPES = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    403: ("permission_error", None),
-    404: ("invalid_request_error", "model_not_found"),
-    429: ("rate_limit_error", "rate_limit_exceeded"),
-}
-
-
-@dataclass
-class Reply:
-    """One scripted answer, and how to deliver it (or fail to)."""
-
-    content: str = ""
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    #: Message of OpenAI's error JSON, sent when ``status`` is not 200.
-    error: str | None = None
-    #: Characters per SSE chunk when the client streams.
-    chunk_size: int = 16
-    #: Seconds between SSE chunks.
-    chunk_delay: float = 0.0
-    #: Seconds before answering at all (for client timeouts).
-    delay: float = 0.0
-    #: Close the socket after this many content chunks: a stream cut mid-way.
-    cut_after: int | None = None
-    #: Sent verbatim with ``status`` and ``application/json`` (invalid JSON tests), streaming or
-    #: not; a ``Content-Type`` in ``headers`` overrides the type (e.g. a proxy's HTML page).
-    raw_body: str | None = None
-    #: Close the connection without any response.
-    drop: bool = False
-    #: ``error.code`` of the error JSON (e.g. ``insufficient_quota``); derived from status if None.
-    error_code: str | None = None
-
-    @classmethod
-    def coerce(cls, value: Reply | str | dict[str, Any]) -> Reply:
-        """A Reply from a Reply, a plain string (the content) or a dict of fields (JSON)."""
-        if isinstance(value, Reply):
-            return value
-        if isinstance(value, str):
-            return cls(content=value)
-        if isinstance(value, dict):
-            known = {f.name for f in fields(cls)}
-            unknown = sorted(set(value) - known)
-            if unknown:
-                raise ValueError(f"unknown Reply fields: {', '.join(unknown)}")
-            return cls(**value)
-        raise TypeError(f"expected a Reply, str or dict, not {type(value).__name__}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as plain JSON-ready data."""
-        return asdict(self)
-
-
-@dataclass
-class RecordedRequest:
-    """A request the server received on ``/v1``, and what it did about it."""
-
-    method: str
-    path: str
-    #: Header names lower-cased.
-    headers: dict[str, str]
-    #: The parsed JSON body, or None (no body or not JSON).
-    body: Any
-    #: The reply that served it (None for requests that are not chat completions).
-    reply: Reply | None = None
-    #: Where the reply came from: ``route:<when>``, ``script`` or ``default``.
-    source: str | None = None
-    #: SSE content chunks written successfully.
-    chunks_sent: int = 0
-    #: True when the client went away while the server was still writing.
-    disconnected: bool = False
-    #: Wall-clock time (``time.time()``, epoch seconds) at which the first SSE content chunk was
-    #: written, or None: lets a benchmark in another process time from the model's first byte.
-    first_chunk_at: float | None = None
-
-    @property
-    def model(self) -> str | None:
-        """The ``model`` of the JSON body, if any."""
-        return self.body.get("model") if isinstance(self.body, dict) else None
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The ``messages`` of the JSON body ([] if none)."""
-        messages = self.body.get("messages") if isinstance(self.body, dict) else None
-        return messages if isinstance(messages, list) else []
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, as ``GET /_control/requests`` returns it."""
-        data = asdict(self)
-        data["reply"] = self.reply.to_dict() if self.reply else None
-        return data
-
-
-def last_user_text(body: Any) -> str:
-    """Text of the last ``user`` message of a chat request ('' if none), parts joined."""
-    messages = body.get("messages") if isinstance(body, dict) else None
-    for message in reversed(messages if isinstance(messages, list) else []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):  # multimodal form: [{"type": "text", "text": ...}]
-                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-            return content if isinstance(content, str) else ""
-    return ""
-
-
-class _ClientGone(Exception):
-    """The client closed its end while we were writing."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, so each call does not pay a TCP handshake
-    disable_nagle_algorithm = True  # TCP_NODELAY: no ~40 ms Nagle/delayed-ACK stall per call
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.fake.track_connection(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake.track_connection(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
-
-    def do_GET(self) -> None:
-        """Serve a GET (models list, recorded requests)."""
-        self.server.fake.handle(self)
-
-    def do_POST(self) -> None:
-        """Serve a POST (chat completions, control calls)."""
-        self.server.fake.handle(self)
-
-    # -- writing ----------------------------------------------------------------------------
-
-    def send_all(self, data: bytes) -> None:
-        """Write bytes, turning a vanished client into _ClientGone."""
-        try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as err:
-            raise _ClientGone from err
-
-    def pause(self, seconds: float, stopping: threading.Event) -> bool:
-        """Wait, watching the socket; True if the server is stopping.
-
-        Raises _ClientGone as soon as the client hangs up, rather than at the next write (and
-        TCP lets the first write after a hang-up succeed), so tests see a disconnect promptly.
-        """
-        deadline = time.monotonic() + seconds
-        while True:
-            left = deadline - time.monotonic()
-            if stopping.is_set():
-                return True
-            if left <= 0:
-                return False
-            readable, _, _ = select.select([self.connection], [], [], min(left, 0.02))
-            if not readable or stopping.is_set():
-                continue
-            try:
-                hung_up = not self.connection.recv(1, socket.MSG_PEEK)
-            except OSError:
-                hung_up = True
-            if hung_up:
-                raise _ClientGone
-            stopping.wait(min(left, 0.02))  # a pipelined request: it waits for its turn
-
-    def respond(
-        self,
-        status: int,
-        body: bytes,
-        *,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        """A complete response, status line to body, in one send (see TCP_NODELAY above)."""
-        extra = headers or {}
-        head = [f"HTTP/1.1 {status} {_reason(status)}", f"Content-Length: {len(body)}"]
-        if "content-type" not in {name.lower() for name in extra}:  # a Reply may send HTML
-            head.append(f"Content-Type: {content_type}")
-        if self.close_connection:
-            head.append("Connection: close")
-        head.extend(f"{name}: {value}" for name, value in extra.items())
-        self.send_all(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-
-    def respond_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        """A JSON response."""
-        self.respond(status, json.dumps(data).encode(), headers=headers)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    timeout = 1.0  # handle_request() only runs once the socket is readable: never waits long
-    fake: FakeOpenAIServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client hanging up is routine here (timeouts, aclose tests); anything else is a bug.
-        exc = sys.exc_info()[1]
-        if isinstance(exc, (_ClientGone, ConnectionError)):
-            return
-        log.exception("fake OpenAI server: error while serving %s", client_address)
 
 
 class FakeOpenAIServer:
@@ -573,29 +361,6 @@ class FakeOpenAIServer:
                 handler.respond_json(404, _error_json(404, f"Unknown control path {path}."))
         except (TypeError, ValueError) as err:
             handler.respond_json(400, _error_json(400, str(err)))
-
-
-def _reason(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return "Unknown"
-
-
-def _http_chunk(data: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(data), data)
-
-
-def _error_json(status: int, message: str, *, code: str | None = None) -> dict[str, Any]:
-    kind, default_code = _ERROR_TYPES.get(status, ("server_error" if status >= 500 else "", None))
-    return {
-        "error": {
-            "message": message,
-            "type": kind or "invalid_request_error",
-            "param": None,
-            "code": code or default_code,
-        }
-    }
 
 
 def main(argv: list[str] | None = None) -> int:

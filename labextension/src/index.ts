@@ -16,12 +16,9 @@ import { refreshIcon } from '@jupyterlab/ui-components';
 
 import chatPlugins from './chat/plugin';
 import { PairDecorator } from './notebook/decorations';
-import { cellViews, PromptCellExecutor } from './notebook/executor';
-import {
-  findGeneratedIndex,
-  findPromptIndex,
-  isPromptCell
-} from './notebook/links';
+import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
+import { cellViews } from './notebook/cells';
+import { PromptCellExecutor } from './notebook/executor';
 import {
   CommandIDs,
   DEFAULT_NOTEBOOK_SETTINGS,
@@ -104,6 +101,17 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
       label: 'Regenerate with AI',
       caption:
         'Ask the model again for this prompt and replace the generated code',
+      describedBy: {
+        args: {
+          type: 'object',
+          properties: {
+            toolbar: {
+              type: 'boolean',
+              description: 'Whether the command is shown in the cell toolbar'
+            }
+          }
+        }
+      },
       icon: args => (args.toolbar ? refreshIcon : undefined),
       isVisible: () => activePair(tracker.currentWidget) !== null,
       execute: async () => {
@@ -125,6 +133,7 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.goToLinked, {
       label: 'Go to Linked AI Cell',
       caption: 'Select the prompt or the generated cell paired with this one',
+      describedBy: { args: { type: 'object', properties: {} } },
       isVisible: () => activePair(tracker.currentWidget) !== null,
       execute: () => {
         const panel = tracker.currentWidget;

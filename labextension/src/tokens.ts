@@ -3,17 +3,18 @@
 /** The npm package and URL namespace. */
 export const PACKAGE = 'chapyter-ext';
 
-/** Cell metadata key holding the provenance and the links between cells. */
-export const METADATA_KEY = 'chapyter';
-
-/** Version of the provenance schema this frontend writes. */
-export const SCHEMA_VERSION = 1;
-
-/** Execute-request metadata key by which the kernel knows this frontend runs the code. */
-export const FRONTEND_MARKER = 'chapyter_frontend';
-
-/** MIME type of the live progress the kernel shows while the model answers. */
-export const PROGRESS_MIME = 'application/vnd.chapyter-ext.progress+json';
+// The notebook contract's names and shapes live in ./contract; re-exported for the plugins.
+export {
+  FRONTEND_MARKER,
+  METADATA_KEY,
+  PROGRESS_MIME,
+  SCHEMA_VERSION
+} from './contract/constants';
+export type {
+  IGeneratedMetadata,
+  IGenerationPayload,
+  IPromptMetadata
+} from './contract/metadata';
 
 /** Plugin ids. */
 export namespace PluginIDs {
@@ -29,56 +30,6 @@ export namespace CommandIDs {
   export const regenerate = 'chapyter-ext:regenerate';
   /** Select the cell linked to the active one (prompt <-> generated). */
   export const goToLinked = 'chapyter-ext:go-to-linked';
-}
-
-/** Provenance of a generated cell, under `metadata.chapyter`. */
-export interface IGeneratedMetadata {
-  /** Provenance schema version. */
-  schema: number;
-  /** Always "generated". */
-  role: 'generated';
-  /** What made it: "magic" for %%ai, "chat" for the sidebar. */
-  source: string;
-  /** Id of the prompt cell it was generated from (absent for chat cells). */
-  generated_from?: string;
-  /** sha256 of the normalised request, to tell whether the prompt changed since. */
-  prompt_sha256?: string;
-  /** Model that answered. */
-  model: string;
-  /** Host of the endpoint (never the key or the full URL). */
-  endpoint?: string;
-  /** Sampling parameters. */
-  parameters?: { [key: string]: unknown };
-  /** When it was generated (ISO 8601, UTC). */
-  created: string;
-  /** Characters of kernel context sent. */
-  context_chars?: number;
-  /** Attempts the model call took. */
-  attempts?: number;
-  /** sha256 of the code as generated, to tell whether a person edited it. */
-  code_sha256: string;
-  /** Whether the code was edited by hand after generation. */
-  edited: boolean;
-  /** Further fields written by newer versions are kept as they are. */
-  [key: string]: unknown;
-}
-
-/** What a prompt cell records, under `metadata.chapyter`. */
-export interface IPromptMetadata {
-  /** Provenance schema version. */
-  schema: number;
-  /** Always "prompt". */
-  role: 'prompt';
-  /** Id of the cell generated from it. */
-  generated_cell: string;
-}
-
-/** The `chapyter` entry of the set_next_input payload that `%%ai` sends. */
-export interface IGenerationPayload {
-  /** Provenance computed by the kernel. */
-  metadata: IGeneratedMetadata;
-  /** Whether the user wants the code run (false after `--no-run`). */
-  run: boolean;
 }
 
 /** User settings of the notebook integration (schema/notebook.json). */

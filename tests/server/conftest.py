@@ -101,9 +101,9 @@ def ext_app(jp_serverapp: Any) -> Any:
 
 
 @pytest.fixture
-def chat_service(jp_serverapp: Any) -> Any:
+def chat_service(ext_app: Any) -> Any:
     """The extension's ChatService, to look at active streams."""
-    return jp_serverapp.web_app.settings["chapyter_ext_chat"]
+    return ext_app.chat
 
 
 @dataclass

@@ -11,6 +11,7 @@ from chapyter_ext.server.handlers import handlers
 
 ENDPOINTS = [
     ("GET", "chapyter-ext/config", None),
+    ("POST", "chapyter-ext/context", {"snapshot": {"path": "a.ipynb"}}),
     ("GET", "chapyter-ext/models", None),
     ("POST", "chapyter-ext/chat", {"notebook": "a.ipynb", "message": "hi"}),
     ("POST", "chapyter-ext/chat/stop", {"message_id": "x"}),
@@ -60,6 +61,7 @@ async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
         "models": [{"name": "fake-model", "model": "fake-model", "host": f"127.0.0.1:{fake.port}"}],
         "default": "fake-model",
         "version": __version__,
+        "context_budget": 6000,
     }
     text = response.body.decode() + json.dumps(dict(response.headers))
     for secret in secrets:

@@ -58,7 +58,9 @@ async def test_streams_tokens_in_order(post_chat, fake, secrets):
 
 
 async def test_each_token_is_flushed_as_it_comes(post_chat, fake):
-    fake.script(Reply(content="aaaa" + "bbbb" + "cccc" + "dddd", chunk_size=4, chunk_delay=0.3))
+    # Words, as models send them: an unfinished word is held back until it ends (it could
+    # be the first half of a key), so each chunk here ends a word.
+    fake.script(Reply(content="aaa " + "bbb " + "ccc " + "ddd", chunk_size=4, chunk_delay=0.3))
     _, reader = await post_chat(chat_body())
     times = {name: t for name, _, t in reversed(reader.events)}  # first arrival of each
     first_token = next(t for name, _, t in reader.events if name == "token")

@@ -68,3 +68,17 @@ async def test_the_chat_says_clearly_when_the_local_model_cannot_start(get_json)
     assert "\n" not in body["error"]["message"]
     status, view = await get_json("chapyter-ext", "history", params={"notebook": "local.ipynb"})
     assert view["messages"] == []  # refused before anything was saved
+
+
+async def test_the_models_route_starts_the_local_model_first(get_json, ext_app, jp_runtime_dir):
+    # Before, it asked http://127.0.0.1/v1 (port 80) when nothing had started the model yet.
+    assert not list(jp_runtime_dir.glob("chapyter-ext-local-*.json"))
+    status, body = await get_json("chapyter-ext", "models", request_timeout=300)
+    assert status == 200, body
+    assert body == {"name": LOCAL_MODEL_NAME, "models": [LOCAL_MODEL_NAME]}
+    [state_file] = jp_runtime_dir.glob("chapyter-ext-local-*.json")
+    state = read_state(state_file)
+    assert state is not None and state.api_key and pid_alive(state.pid)
+    assert state_file.stat().st_mode & 0o777 == 0o600
+    await ext_app.stop_extension()
+    assert not pid_alive(state.pid)

@@ -1,147 +1,40 @@
 import {
-  buildContext,
-  clipHead,
-  clipTail,
-  contextSummary,
   findLastError,
-  formatContext,
   INotebookSnapshot,
-  stripAnsi
+  previewContext,
+  variablesExpression
 } from '../chat/context';
-import { cellCode, chatCellMetadata } from '../chat/provenance';
-import { sha256Hex } from '../notebook/sha256';
+import { cellCode, chatCellMetadata, sha256Hex } from '../contract';
+
+// How the snapshot becomes text (sections, budget, redaction) is the server's job and is
+// tested there: tests/test_context_notebook.py and tests/server/test_context_route.py.
 
 function snapshot(extra: Partial<INotebookSnapshot> = {}): INotebookSnapshot {
   return {
     path: 'work/analysis.ipynb',
-    cellCount: 6,
+    cell_count: 6,
     active: { index: 3, type: 'code', source: "df.groupby('city').sum()" },
     above: [{ index: 2, type: 'markdown', source: '## Rain per city' }],
     below: [{ index: 4, type: 'code', source: 'plot(df)' }],
     selection: '',
-    lastError: {
-      cellIndex: 4,
-      ename: 'NameError',
-      evalue: "name 'plot' is not defined",
-      traceback: [
-        '\u001b[0;31m---------------------------------------------------------------------------\u001b[0m',
-        "\u001b[0;31mNameError\u001b[0m: name 'plot' is not defined"
-      ]
-    },
+    last_error: null,
     variables: [
-      {
-        name: 'df',
-        type: 'DataFrame',
-        summary: '3 rows × 2 columns\ncolumns: city, rain'
-      },
-      { name: 'API_KEY', type: 'str', summary: '<redacted>' }
+      { name: 'df', type: 'DataFrame', summary: '3 rows × 2 columns' }
     ],
     language: 'python',
     ...extra
   };
 }
 
-describe('contextSummary', () => {
-  it('names the notebook, the cell, the variables and the last error', () => {
-    expect(contextSummary(snapshot())).toBe(
-      'analysis.ipynb · cell 4 · 2 variables · last error'
-    );
-  });
-
-  it('mentions a selection and leaves out what is unknown', () => {
-    expect(
-      contextSummary(
-        snapshot({ selection: 'groupby', variables: null, lastError: null })
-      )
-    ).toBe('analysis.ipynb · cell 4 · selection');
-    expect(
-      contextSummary(
-        snapshot({
-          active: null,
-          variables: [{ name: 'x', type: 'int', summary: '1' }]
-        })
-      )
-    ).toBe('analysis.ipynb · 1 variable · last error');
-  });
-});
-
-describe('formatContext', () => {
-  it('holds the active cell, neighbours, error without colours, and variables', () => {
-    const text = formatContext(snapshot({ selection: 'groupby' }), 6000);
-    expect(text).toContain(
-      'Notebook: analysis.ipynb (6 cells; the active cell is cell 4)'
-    );
-    expect(text).toContain('Selected text (in cell 4):\n```\ngroupby\n```');
-    expect(text).toContain(
-      "Active cell 4 (code):\n```python\ndf.groupby('city').sum()\n```"
-    );
-    expect(text).toContain(
-      "Last error (cell 5): NameError: name 'plot' is not defined"
-    );
-    expect(text).not.toContain('\u001b');
-    expect(text).toContain(
-      '- df (DataFrame): 3 rows × 2 columns\n    columns: city, rain'
-    );
-    expect(text).toContain('- API_KEY (str): <redacted>');
-    expect(text).toContain(
-      'Cell 3 (markdown, above the active cell):\n```markdown\n## Rain per city\n```'
-    );
-    expect(text).toContain('Cell 5 (code, below the active cell):');
-    // Most useful first: the active cell before the error, the error before the neighbours.
-    expect(text.indexOf('Active cell')).toBeLessThan(
-      text.indexOf('Last error')
-    );
-    expect(text.indexOf('Kernel variables')).toBeLessThan(
-      text.indexOf('Cell 3')
-    );
-  });
-
-  it('stays within the budget, dropping the least useful parts first', () => {
-    const big = snapshot({
-      active: { index: 3, type: 'code', source: 'x = 1\n'.repeat(2000) },
-      variables: Array.from({ length: 200 }, (_, i) => ({
-        name: `v${i}`,
-        type: 'int',
-        summary: String(i)
-      }))
-    });
-    for (const budget of [300, 1000, 3000, 6000]) {
-      const text = formatContext(big, budget);
-      expect(text.length).toBeLessThanOrEqual(budget);
-      expect(text).toContain('Notebook: analysis.ipynb');
-    }
-    const text = formatContext(big, 6000);
-    expect(text).toContain('more characters]');
-    expect(text).toMatch(/- … \(\d+ more variables\)/);
-  });
-
-  it('fences code that itself holds a fence', () => {
-    const text = formatContext(
-      snapshot({
-        active: { index: 0, type: 'markdown', source: '```py\nx\n```' }
-      }),
-      2000
-    );
-    expect(text).toContain('````markdown\n```py\nx\n```\n````');
-  });
-
-  it('builds the text and the chip together', () => {
-    const context = buildContext(snapshot(), 4000);
-    expect(context.summary).toBe(
-      'analysis.ipynb · cell 4 · 2 variables · last error'
-    );
-    expect(context.text).toBe(formatContext(snapshot(), 4000));
-  });
+const error = (ename: string) => ({
+  output_type: 'error',
+  ename,
+  evalue: 'boom',
+  traceback: ['t']
 });
 
 describe('findLastError', () => {
-  it('picks the error of the cell run last', () => {
-    const error = (ename: string) => ({
-      output_type: 'error',
-      ename,
-      evalue: 'boom',
-      traceback: ['t']
-    });
+  it('picks the error of the cell run last, in the wire shape', () => {
     const found = findLastError([
       { index: 0, executionCount: 7, outputs: [error('Late')] },
       { index: 1, executionCount: 3, outputs: [error('Early')] },
@@ -153,7 +46,7 @@ describe('findLastError', () => {
       { index: 3, executionCount: null, outputs: [error('Never')] }
     ]);
     expect(found).toEqual({
-      cellIndex: 0,
+      cell_index: 0,
       ename: 'Late',
       evalue: 'boom',
       traceback: ['t']
@@ -162,21 +55,76 @@ describe('findLastError', () => {
       findLastError([{ index: 0, executionCount: 1, outputs: [] }])
     ).toBeNull();
   });
+
+  it("never takes chapyter-ext's own failure for the user's last error", () => {
+    const own = {
+      output_type: 'error',
+      ename: 'ChapyterError',
+      evalue: '',
+      traceback: ['\u001b[31mchapyter-ext:\u001b[0m The model is down.']
+    };
+    // A failed %%ai after the user's own error: the user's error is still the last one.
+    expect(
+      findLastError([
+        { index: 0, executionCount: 4, outputs: [error('NameError')] },
+        { index: 1, executionCount: 5, outputs: [own] }
+      ])
+    ).toEqual({
+      cell_index: 0,
+      ename: 'NameError',
+      evalue: 'boom',
+      traceback: ['t']
+    });
+    expect(
+      findLastError([{ index: 1, executionCount: 5, outputs: [own] }])
+    ).toBeNull();
+  });
 });
 
-describe('clipping', () => {
-  it('keeps the head or the tail and says how much was cut', () => {
-    expect(clipHead('abc', 5)).toBe('abc');
-    const head = clipHead('x'.repeat(500), 100);
-    expect(head.length).toBeLessThanOrEqual(100);
-    expect(head).toMatch(/more characters\]$/);
-    const tail = clipTail('a'.repeat(400) + 'END', 100);
-    expect(tail.length).toBeLessThanOrEqual(100);
-    expect(tail.endsWith('END')).toBe(true);
+describe('variablesExpression', () => {
+  it("asks describe_variables for the server's budget, binding no name", () => {
+    const expression = variablesExpression(6000);
+    expect(expression).toContain(
+      'describe_variables(get_ipython().user_ns, get_ipython().user_ns_hidden, budget=6000))'
+    );
+    expect(expression).not.toMatch(/\b\w+ = /); // an expression: no assignment
+    expect(variablesExpression(null)).toContain(
+      'get_ipython().user_ns_hidden))'
+    );
+    expect(variablesExpression(0)).not.toContain('budget=');
+    expect(variablesExpression(1234.7)).toContain('budget=1234)');
+  });
+});
+
+describe('previewContext', () => {
+  it("shows the server's text and chip, and keeps the snapshot to send", async () => {
+    const sent: INotebookSnapshot[] = [];
+    const snap = snapshot();
+    const context = await previewContext(snap, async s => {
+      sent.push(s);
+      return {
+        text: 'Notebook: analysis.ipynb',
+        summary: 'analysis.ipynb · cell 4 · 1 variable',
+        chars: 24
+      };
+    });
+    expect(sent).toEqual([snap]);
+    expect(context).toEqual({
+      text: 'Notebook: analysis.ipynb',
+      summary: 'analysis.ipynb · cell 4 · 1 variable',
+      chars: 24,
+      snapshot: snap
+    });
   });
 
-  it('strips ANSI colours', () => {
-    expect(stripAnsi('\u001b[0;31mNameError\u001b[0m: x')).toBe('NameError: x');
+  it('still sends the snapshot when the server cannot preview it', async () => {
+    const snap = snapshot();
+    const context = await previewContext(snap, async () => {
+      throw new Error('Bad Gateway');
+    });
+    expect(context.snapshot).toBe(snap);
+    expect(context.text).toBe('');
+    expect(context.summary).toBe('Context preview unavailable: Bad Gateway');
   });
 });
 

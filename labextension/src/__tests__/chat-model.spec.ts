@@ -1,3 +1,4 @@
+import { ChatEvent } from '../chat/events';
 import { ChatModel, messageFromServer } from '../chat/model';
 import {
   ChatRequestError,
@@ -6,11 +7,12 @@ import {
   IChatContext,
   IChatMessage,
   IChatRequest,
+  IContextPreview,
   IHistoryView
 } from '../chat/tokens';
 
-/** A stream of text chunks the test feeds by hand; aborting the signal fails it. */
-class ManualStream implements AsyncIterable<string> {
+/** A stream of typed events the test feeds by hand; aborting the signal fails it. */
+class ManualStream implements AsyncIterable<ChatEvent> {
   constructor(signal: AbortSignal) {
     signal.addEventListener('abort', () => {
       const error = new Error('The operation was aborted.');
@@ -19,14 +21,10 @@ class ManualStream implements AsyncIterable<string> {
     });
   }
 
-  push(chunk: string): void {
-    this._queue.push({ chunk });
+  /** One typed event, as the client decodes it from the wire. */
+  send(event: ChatEvent): void {
+    this._queue.push({ event });
     this._wake();
-  }
-
-  /** One SSE event, as the server writes it. */
-  event(event: string, data: unknown): void {
-    this.push(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
   end(): void {
@@ -39,7 +37,7 @@ class ManualStream implements AsyncIterable<string> {
     this._wake();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<string> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChatEvent> {
     for (;;) {
       while (!this._queue.length) {
         await new Promise<void>(resolve => (this._waiting = resolve));
@@ -51,7 +49,7 @@ class ManualStream implements AsyncIterable<string> {
       if (item.end) {
         return;
       }
-      yield item.chunk!;
+      yield item.event!;
     }
   }
 
@@ -61,7 +59,7 @@ class ManualStream implements AsyncIterable<string> {
     wake?.();
   }
 
-  private _queue: { chunk?: string; end?: boolean; error?: Error }[] = [];
+  private _queue: { event?: ChatEvent; end?: boolean; error?: Error }[] = [];
   private _waiting: (() => void) | null = null;
 }
 
@@ -107,7 +105,7 @@ class FakeClient implements IChatClient {
   async chat(
     request: IChatRequest,
     signal: AbortSignal
-  ): Promise<AsyncIterable<string>> {
+  ): Promise<AsyncIterable<ChatEvent>> {
     this.calls.push('chat');
     this.requests.push(request);
     if (this.chatError) {
@@ -116,6 +114,15 @@ class FakeClient implements IChatClient {
     const stream = new ManualStream(signal);
     this.streams.push(stream);
     return stream;
+  }
+
+  async context(): Promise<IContextPreview> {
+    this.calls.push('context');
+    return {
+      text: CONTEXT.text,
+      summary: CONTEXT.summary,
+      chars: CONTEXT.chars
+    };
   }
 
   async stop(messageId: string): Promise<boolean> {
@@ -153,7 +160,19 @@ async function flush(times = 10): Promise<void> {
 
 const CONTEXT: IChatContext = {
   text: 'Notebook: a.ipynb\nActive cell 2 (code)',
-  summary: 'a.ipynb · cell 2 · 3 variables'
+  summary: 'a.ipynb · cell 2 · 3 variables',
+  chars: 38,
+  snapshot: {
+    path: 'a.ipynb',
+    cell_count: 3,
+    active: { index: 1, type: 'code', source: 'x = 1' },
+    above: [],
+    below: [],
+    selection: '',
+    last_error: null,
+    variables: [],
+    language: 'python'
+  }
 };
 
 function makeModel(client: FakeClient, options: { stopGraceMs?: number } = {}) {
@@ -346,19 +365,19 @@ describe('ChatModel streaming', () => {
       message: 'plot x',
       chat_id: 'chat-a.ipynb',
       model: 'fast',
-      context: CONTEXT.text
+      context: CONTEXT.snapshot
     });
 
     const stream = client.streams[0];
-    const wire =
-      'event: start\ndata: {"chat_id": "c9", "message_id": "m9", "model": "fast"}\n\n' +
-      'event: token\ndata: {"text": "Here: "}\n\n' +
-      ': keepalive\n\n' +
-      'event: token\ndata: {"text": "```python\\nplt.plot(x)\\n```"}\n\n';
-    // Cut the wire in odd places: inside a field name, inside the JSON, between events.
-    for (const piece of wire.match(/[\s\S]{1,5}/g)!) {
-      stream.push(piece);
-    }
+    // (Decoding the wire, cut anywhere, is chat-events.spec.ts's job.)
+    stream.send({
+      type: 'start',
+      chatId: 'c9',
+      messageId: 'm9',
+      model: 'fast'
+    });
+    stream.send({ type: 'token', text: 'Here: ' });
+    stream.send({ type: 'token', text: '```python\nplt.plot(x)\n```' });
     await flush();
     const reply = model.messages[1];
     expect(reply.id).toBe('m9');
@@ -367,9 +386,11 @@ describe('ChatModel streaming', () => {
     expect(model.chatId).toBe('c9');
     expect(updates).toContain('Here: ');
 
-    stream.event('done', {
-      message_id: 'm9',
-      text: 'Here: ```python\nplt.plot(x)\n```'
+    stream.send({
+      type: 'done',
+      messageId: 'm9',
+      text: 'Here: ```python\nplt.plot(x)\n```',
+      status: 'complete'
     });
     stream.end();
     await sending;
@@ -388,7 +409,12 @@ describe('ChatModel streaming', () => {
     const first = model.send('one');
     expect(await model.send('two')).toBe(false);
     await flush();
-    client.streams[0].event('done', { message_id: 'm', text: 'ok' });
+    client.streams[0].send({
+      type: 'done',
+      messageId: 'm',
+      text: 'ok',
+      status: 'complete'
+    });
     client.streams[0].end();
     expect(await first).toBe(true);
     expect(client.requests).toHaveLength(1);
@@ -404,13 +430,18 @@ describe('ChatModel streaming', () => {
     expect(client.requests[0].context).toBeUndefined();
     expect(model.contextEnabled).toBe(true);
     expect(contextSignals).toBeGreaterThan(0);
-    client.streams[0].event('done', { message_id: 'm', text: 'ok' });
+    client.streams[0].send({
+      type: 'done',
+      messageId: 'm',
+      text: 'ok',
+      status: 'complete'
+    });
     client.streams[0].end();
     await sending;
 
     const again = model.send('with context');
     await flush();
-    expect(client.requests[1].context).toBe(CONTEXT.text);
+    expect(client.requests[1].context).toEqual(CONTEXT.snapshot);
     client.streams[1].end();
     await again;
   });
@@ -420,9 +451,10 @@ describe('ChatModel streaming', () => {
     const sending = model.send('fail please');
     await flush();
     const stream = client.streams[0];
-    stream.event('start', { chat_id: 'c', message_id: 'm1', model: 'fast' });
-    stream.event('token', { text: 'partial' });
-    stream.event('error', {
+    stream.send({ type: 'start', chatId: 'c', messageId: 'm1', model: 'fast' });
+    stream.send({ type: 'token', text: 'partial' });
+    stream.send({
+      type: 'error',
       kind: 'server',
       message:
         'The endpoint api.openai.com failed with HTTP 500\nafter 3 attempts. Try again later.'
@@ -456,7 +488,7 @@ describe('ChatModel streaming', () => {
     const { client, model } = await ready();
     const sending = model.send('hello');
     await flush();
-    client.streams[0].event('token', { text: 'half' });
+    client.streams[0].send({ type: 'token', text: 'half' });
     client.streams[0].end();
     await sending;
     expect(model.messages[1].status).toBe('error');
@@ -470,15 +502,16 @@ describe('ChatModel streaming', () => {
     const sending = model.send('long answer');
     await flush();
     const stream = client.streams[0];
-    stream.event('start', { chat_id: 'c', message_id: 'm7', model: 'fast' });
-    stream.event('token', { text: 'one two' });
+    stream.send({ type: 'start', chatId: 'c', messageId: 'm7', model: 'fast' });
+    stream.send({ type: 'token', text: 'one two' });
     await flush();
     const stopping = model.stop();
     expect(model.stopping).toBe(true);
     await stopping;
     expect(client.stops).toEqual(['m7']);
-    stream.event('done', {
-      message_id: 'm7',
+    stream.send({
+      type: 'done',
+      messageId: 'm7',
       text: 'one two three',
       status: 'stopped'
     });
@@ -497,8 +530,8 @@ describe('ChatModel streaming', () => {
     const sending = model.send('long answer');
     await flush();
     const stream = client.streams[0];
-    stream.event('start', { chat_id: 'c', message_id: 'm8', model: 'fast' });
-    stream.event('token', { text: 'so far' });
+    stream.send({ type: 'start', chatId: 'c', messageId: 'm8', model: 'fast' });
+    stream.send({ type: 'token', text: 'so far' });
     await flush();
     await model.stop();
     // stopGraceMs is 50 ms in these tests; the stream never ends by itself.
@@ -524,14 +557,19 @@ describe('ChatModel streaming', () => {
     const sending = model.send('question about a');
     await flush();
     const stream = client.streams[0];
-    stream.event('start', { chat_id: 'ca', message_id: 'ma', model: 'fast' });
+    stream.send({
+      type: 'start',
+      chatId: 'ca',
+      messageId: 'ma',
+      model: 'fast'
+    });
     await flush();
     await model.setNotebook('b.ipynb');
     expect(model.state).toBe('idle');
     expect(model.messages).toEqual([]);
     const seen: IChatMessage[] = [];
     model.messageChanged.connect((_, m) => seen.push(m));
-    stream.event('token', { text: 'answer for a' });
+    stream.send({ type: 'token', text: 'answer for a' });
     await flush();
     expect(seen).toEqual([]);
 
@@ -539,11 +577,64 @@ describe('ChatModel streaming', () => {
     await model.setNotebook('a.ipynb');
     expect(model.state).toBe('streaming');
     expect(model.messages[1].content).toBe('answer for a');
-    stream.event('done', { message_id: 'ma', text: 'answer for a' });
+    stream.send({
+      type: 'done',
+      messageId: 'ma',
+      text: 'answer for a',
+      status: 'complete'
+    });
     stream.end();
     await sending;
     expect(model.state).toBe('idle');
     expect(client.calls.filter(c => c === 'history a.ipynb')).toHaveLength(1);
+  });
+
+  it('tells once what the server notices, from the history or the stream', async () => {
+    const client = new FakeClient();
+    client.histories.set('a.ipynb', {
+      ...view('c1'),
+      notice: 'Part of the history could not be read; kept as x.corrupt.json.'
+    });
+    const { model } = await ready(client);
+    expect(model.notice).toBe(
+      'Part of the history could not be read; kept as x.corrupt.json.'
+    );
+    model.dismissNotice();
+    expect(model.notice).toBeNull();
+    client.histories.set('a.ipynb', view('c1')); // the server tells it once
+    await model.reloadHistory();
+    expect(model.notice).toBeNull();
+
+    const sending = model.send('hello');
+    await flush();
+    const stream = client.streams[0];
+    stream.send({ type: 'start', chatId: 'c1', messageId: 'm', model: 'fast' });
+    stream.send({ type: 'notice', message: 'Damaged history kept as y.json.' });
+    stream.send({
+      type: 'done',
+      messageId: 'm',
+      text: 'hi',
+      status: 'complete'
+    });
+    stream.end();
+    await sending;
+    expect(model.notice).toBe('Damaged history kept as y.json.');
+    expect(model.messages[1].content).toBe('hi');
+  });
+
+  it('does not blame the model for a stream it could not read', async () => {
+    const { client, model } = await ready();
+    const sending = model.send('hello');
+    await flush();
+    client.streams[0].send({
+      type: 'error',
+      kind: 'bad_response',
+      message: 'The server sent a "token" event that could not be read.'
+    });
+    await sending;
+    expect(model.error).toBe(
+      'The server sent a "token" event that could not be read.'
+    );
   });
 
   it('collects the context again for the chip', async () => {

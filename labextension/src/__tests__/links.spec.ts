@@ -1,15 +1,15 @@
 import {
   findGeneratedIndex,
   findPromptIndex,
-  generatedMetadata,
   ICellView,
+  IGeneratedMetadata,
   isEdited,
   isUpToDate,
-  promptMetadata
-} from '../notebook/links';
-import { requestSha256 } from '../notebook/prompt';
-import { sha256Hex } from '../notebook/sha256';
-import { IGeneratedMetadata } from '../tokens';
+  linkGenerated,
+  promptMetadata,
+  requestSha256,
+  sha256Hex
+} from '../contract';
 
 function prompt(id: string, request: string, linked?: string): ICellView {
   return {
@@ -105,9 +105,9 @@ describe('isUpToDate / isEdited', () => {
   });
 });
 
-describe('generatedMetadata', () => {
+describe('linkGenerated', () => {
   it('links to the prompt and keeps the documented field order', () => {
-    const meta = generatedMetadata(
+    const meta = linkGenerated(
       generated('g', 'ignored', 'a').chapyter as IGeneratedMetadata,
       'prompt-id'
     );

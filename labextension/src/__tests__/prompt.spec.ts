@@ -2,10 +2,10 @@ import {
   isPromptSource,
   normalizeRequest,
   parsePrompt,
-  partialCode,
-  requestSha256
-} from '../notebook/prompt';
-import { sha256Hex } from '../notebook/sha256';
+  requestSha256,
+  sha256Hex
+} from '../contract';
+import { partialCode } from '../notebook/stream';
 import { createHash } from 'crypto';
 
 describe('sha256Hex', () => {
@@ -39,7 +39,13 @@ describe('prompt cells', () => {
     const parsed = parsePrompt(
       '%%ai --no-run -m gpt-x --regenerate\nplot it\nnicely'
     )!;
-    expect([...parsed.flags].sort()).toEqual(['--no-run', '--regenerate']);
+    expect(parsed.options).toEqual({
+      model: 'gpt-x',
+      run: false,
+      noRun: true,
+      noContext: false,
+      regenerate: true
+    });
     expect(parsed.model).toBe('gpt-x');
     expect(parsed.request).toBe('plot it\nnicely');
     expect(parsePrompt('%%ai --model=m2\nx')!.model).toBe('m2');

@@ -7,8 +7,12 @@
 import { Clipboard, showErrorMessage } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 
-import { METADATA_KEY } from '../tokens';
-import { cellCode, chatCellMetadata, IChatCodeOrigin } from './provenance';
+import {
+  cellCode,
+  chatCellMetadata,
+  IChatCodeOrigin,
+  METADATA_KEY
+} from '../contract';
 
 /** Acts on the tracker's current notebook. */
 export class CodeActions {

@@ -1,12 +1,15 @@
 /** The chat's calls to the server extension, over `request.ts`. */
 
 import { requestAPI, requestResponse, ServerAPIError } from '../request';
+import type { INotebookSnapshot } from './context';
+import { ChatEvent, readChatEvents } from './events';
 import { decodeChunks } from './sse';
 import {
   ChatRequestError,
   IChatClient,
   IChatConfig,
   IChatRequest,
+  IContextPreview,
   IHistoryView
 } from './tokens';
 
@@ -36,11 +39,11 @@ export class ChatClient implements IChatClient {
     return call<IChatConfig>('config');
   }
 
-  /** `POST chat`, streamed. */
+  /** `POST chat`, streamed: the reply's typed events. */
   async chat(
     request: IChatRequest,
     signal: AbortSignal
-  ): Promise<AsyncIterable<string>> {
+  ): Promise<AsyncIterable<ChatEvent>> {
     let response: Response;
     try {
       response = await requestResponse('chat', {
@@ -57,7 +60,12 @@ export class ChatClient implements IChatClient {
         'The reply has no body to stream.'
       );
     }
-    return decodeChunks(response.body);
+    return readChatEvents(decodeChunks(response.body));
+  }
+
+  /** `POST context`: the server's text and chip for a notebook snapshot. */
+  context(snapshot: INotebookSnapshot): Promise<IContextPreview> {
+    return call<IContextPreview>('context', json('POST', { snapshot }));
   }
 
   /** `POST chat/stop`. */

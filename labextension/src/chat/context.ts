@@ -1,11 +1,15 @@
 /**
- * What the chat tells the model about the notebook, as text within a budget, and the chip
- * that shows it. Pure functions over a snapshot the plugin takes (`notebookContext.ts`).
+ * The notebook snapshot the chat sends as its context, and the pure parts of collecting it.
+ *
+ * The browser only collects: the server turns the snapshot into text with the same assembler
+ * and the same budget (`Chapyter.context_budget`) as `%%ai` (`chapyter_ext/context/notebook.py`),
+ * and `POST chapyter-ext/context` returns that text and the chip's summary. The field names are
+ * the wire's (snake_case), so the snapshot is sent as it is.
  */
 
-import { IChatContext } from './tokens';
+import type { IChatContext, IContextPreview } from './tokens';
 
-/** A cell, as the context shows it. */
+/** A cell, as the snapshot carries it. */
 export interface ICellSnapshot {
   /** Position in the notebook, from 0. */
   index: number;
@@ -18,12 +22,12 @@ export interface ICellSnapshot {
 /** The most recent error output of the notebook. */
 export interface IErrorSnapshot {
   /** Position of the cell that shows it, from 0. */
-  cellIndex: number;
+  cell_index: number;
   /** Exception class name. */
   ename: string;
   /** Exception message. */
   evalue: string;
-  /** Traceback lines, as the kernel sent them (ANSI colours included). */
+  /** Traceback lines, as the kernel sent them (the server removes the ANSI colours). */
   traceback: string[];
 }
 
@@ -37,12 +41,12 @@ export interface IVariableSummary {
   summary: string;
 }
 
-/** What the plugin saw of the notebook when asked. */
+/** What the plugin saw of the notebook when asked: the body the server assembles. */
 export interface INotebookSnapshot {
   /** Contents path of the notebook. */
   path: string;
   /** Number of cells. */
-  cellCount: number;
+  cell_count: number;
   /** The active cell, if any. */
   active: ICellSnapshot | null;
   /** Cells above the active one, nearest last. */
@@ -52,14 +56,14 @@ export interface INotebookSnapshot {
   /** Text selected in the active cell's editor ('' when none). */
   selection: string;
   /** The last error, if one is shown. */
-  lastError: IErrorSnapshot | null;
+  last_error: IErrorSnapshot | null;
   /** The kernel's variables, most recent first; null when they could not be read. */
   variables: IVariableSummary[] | null;
-  /** The kernel's language, for code fences ('' when unknown). */
+  /** The kernel's language ('' when unknown). */
   language: string;
 }
 
-/** A code or markdown cell's outputs, as far as finding the last error goes. */
+/** A code cell's outputs, as far as finding the last error goes. */
 export interface ICellOutputs {
   /** Position of the cell, from 0. */
   index: number;
@@ -69,14 +73,13 @@ export interface ICellOutputs {
   outputs: { output_type: string; [key: string]: unknown }[];
 }
 
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007]*\u0007/g;
+/**
+ * Errors of chapyter-ext itself (a failed `%%ai`): the user's code did not fail, so they are
+ * never the notebook's last error (the kernel side skips them too).
+ */
+export const OWN_ERROR_NAMES: readonly string[] = ['ChapyterError'];
 
-/** Text without ANSI colour codes. */
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
-
-/** The error shown by the cell run last, or null. */
+/** The error shown by the cell run last, or null; chapyter-ext's own errors are skipped. */
 export function findLastError(
   cells: readonly ICellOutputs[]
 ): IErrorSnapshot | null {
@@ -87,12 +90,16 @@ export function findLastError(
       if (output.output_type !== 'error') {
         continue;
       }
+      const ename = String(output.ename ?? 'Error');
+      if (OWN_ERROR_NAMES.includes(ename)) {
+        continue;
+      }
       const count = cell.executionCount ?? -1;
       if (count >= bestCount) {
         bestCount = count;
         best = {
-          cellIndex: cell.index,
-          ename: String(output.ename ?? 'Error'),
+          cell_index: cell.index,
+          ename,
           evalue: String(output.evalue ?? ''),
           traceback: Array.isArray(output.traceback)
             ? output.traceback.map(String)
@@ -104,173 +111,40 @@ export function findLastError(
   return best;
 }
 
-/** The first `limit` characters of `text`, saying how much was cut. */
-export function clipHead(text: string, limit: number): string {
-  if (text.length <= limit) {
-    return text;
-  }
-  const note = `\n[… ${text.length - limit} more characters]`;
-  return text.slice(0, Math.max(0, limit - note.length)) + note;
-}
-
-/** The last `limit` characters of `text` (where a traceback's news is). */
-export function clipTail(text: string, limit: number): string {
-  if (text.length <= limit) {
-    return text;
-  }
-  const note = `[… ${text.length - limit} characters before]\n`;
-  return note + text.slice(text.length - Math.max(0, limit - note.length));
-}
-
-function basename(path: string): string {
-  const parts = path.split('/');
-  return parts[parts.length - 1] || path;
-}
-
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
-
-function fence(text: string, language: string): string {
-  // A fence longer than any backtick run inside, so the cell cannot close it early.
-  const longest = Math.max(
-    2,
-    ...Array.from(text.matchAll(/`+/g), m => m[0].length)
+/**
+ * The user expression that reads the variables; it binds no name in the user's namespace.
+ * `budget` is the server's `context_budget` (the kernel's default when unknown).
+ */
+export function variablesExpression(budget: number | null): string {
+  const limit =
+    budget !== null && Number.isFinite(budget) && budget > 0
+      ? `, budget=${Math.floor(budget)}`
+      : '';
+  return (
+    "__import__('IPython').display.JSON(__import__('chapyter_ext.context', " +
+    "fromlist=['describe_variables']).describe_variables(get_ipython().user_ns, " +
+    `get_ipython().user_ns_hidden${limit}))`
   );
-  const ticks = '`'.repeat(longest + 1);
-  return `${ticks}${language}\n${text}\n${ticks}`;
-}
-
-function cellBlock(
-  title: string,
-  cell: ICellSnapshot,
-  language: string,
-  limit: number
-): string {
-  const lang =
-    cell.type === 'code'
-      ? language
-      : cell.type === 'markdown'
-        ? 'markdown'
-        : '';
-  const head = `${title}:\n`;
-  const room = limit - head.length - 16;
-  if (room < 40) {
-    return '';
-  }
-  return head + fence(clipHead(cell.source, room), lang);
-}
-
-function errorBlock(error: IErrorSnapshot, limit: number): string {
-  const head = `Last error (cell ${error.cellIndex + 1}): ${error.ename}: ${error.evalue}`;
-  const trace = stripAnsi(error.traceback.join('\n')).trim();
-  const line = clipHead(head, Math.min(limit, 400));
-  const room = limit - line.length - 1;
-  return trace && room > 80 ? `${line}\n${clipTail(trace, room)}` : line;
-}
-
-function variablesBlock(variables: IVariableSummary[], limit: number): string {
-  const title = 'Kernel variables (most recent first):';
-  const lines = [title];
-  let used = title.length;
-  for (let i = 0; i < variables.length; i++) {
-    const v = variables[i];
-    const line = `- ${v.name} (${v.type}): ${v.summary.replace(/\n/g, '\n    ')}`;
-    const rest = variables.length - i;
-    const reserve = rest > 1 ? 40 : 0;
-    if (used + 1 + line.length + reserve > limit) {
-      lines.push(`- … (${plural(rest, 'more variable')})`);
-      break;
-    }
-    lines.push(line);
-    used += line.length + 1;
-  }
-  return lines.length > 1 ? lines.join('\n') : '';
 }
 
 /**
- * The context text: the notebook's name, the selected text, the active cell, the last error,
- * the kernel's variables, then the neighbouring cells, each clipped, most useful first, the
- * whole at most `maxChars` characters.
+ * The context for a snapshot: the server's text and chip (`POST context`), with the snapshot
+ * a message sends. When the server cannot say, the chip says so; the snapshot still goes.
  */
-export function formatContext(
+export async function previewContext(
   snapshot: INotebookSnapshot,
-  maxChars: number
-): string {
-  const language = snapshot.language || '';
-  const sections: string[] = [];
-  let left = maxChars;
-  const add = (text: string) => {
-    if (text && text.length + 2 <= left) {
-      sections.push(text);
-      left -= text.length + 2;
-    }
-  };
-  const active = snapshot.active;
-  add(
-    `Notebook: ${basename(snapshot.path)} (${plural(snapshot.cellCount, 'cell')}` +
-      (active ? `; the active cell is cell ${active.index + 1})` : ')')
-  );
-  if (snapshot.selection.trim() && active) {
-    const head = `Selected text (in cell ${active.index + 1}):\n`;
-    add(
-      head +
-        fence(
-          clipHead(snapshot.selection, Math.min(1500, left - head.length - 24)),
-          ''
-        )
-    );
+  preview: (snapshot: INotebookSnapshot) => Promise<IContextPreview>
+): Promise<IChatContext> {
+  try {
+    const { text, summary, chars } = await preview(snapshot);
+    return { text, summary, chars, snapshot };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      text: '',
+      summary: `Context preview unavailable: ${reason}`,
+      chars: 0,
+      snapshot
+    };
   }
-  if (active) {
-    const title = `Active cell ${active.index + 1} (${active.type})`;
-    add(cellBlock(title, active, language, Math.min(2500, left)));
-  }
-  if (snapshot.lastError) {
-    add(errorBlock(snapshot.lastError, Math.min(1500, left - 2)));
-  }
-  if (snapshot.variables?.length) {
-    add(variablesBlock(snapshot.variables, Math.min(2000, left - 2)));
-  }
-  const neighbours = [
-    ...snapshot.above.map(cell => ({ cell, where: 'above' })).reverse(),
-    ...snapshot.below.map(cell => ({ cell, where: 'below' }))
-  ].sort(
-    (a, b) =>
-      Math.abs(a.cell.index - (active?.index ?? 0)) -
-      Math.abs(b.cell.index - (active?.index ?? 0))
-  );
-  for (const { cell, where } of neighbours) {
-    const title = `Cell ${cell.index + 1} (${cell.type}, ${where} the active cell)`;
-    add(cellBlock(title, cell, language, Math.min(1200, left - 2)));
-  }
-  return sections.join('\n\n');
-}
-
-/** The chip, e.g. "data.ipynb · cell 4 · 12 variables · last error". */
-export function contextSummary(snapshot: INotebookSnapshot): string {
-  const parts = [basename(snapshot.path)];
-  if (snapshot.active) {
-    parts.push(`cell ${snapshot.active.index + 1}`);
-  }
-  if (snapshot.selection.trim()) {
-    parts.push('selection');
-  }
-  if (snapshot.variables) {
-    parts.push(plural(snapshot.variables.length, 'variable'));
-  }
-  if (snapshot.lastError) {
-    parts.push('last error');
-  }
-  return parts.join(' · ');
-}
-
-/** The context the chat sends for a snapshot. */
-export function buildContext(
-  snapshot: INotebookSnapshot,
-  maxChars: number
-): IChatContext {
-  return {
-    text: formatContext(snapshot, maxChars),
-    summary: contextSummary(snapshot)
-  };
 }

@@ -10,7 +10,19 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IServerSentEvent, readEvents } from './sse';
+import type { INotebookSnapshot } from './context';
+import { ChatEvent } from './events';
+import { ModelChoice } from './modelChoice';
+import {
+  applyEvent,
+  beginReply,
+  ChatState,
+  endReply,
+  errorMessage,
+  IThread,
+  loadThread,
+  newThread
+} from './thread';
 import {
   IChatClient,
   IChatContext,
@@ -21,8 +33,8 @@ import {
   MessageStatus
 } from './tokens';
 
-/** What the current thread is doing. */
-export type ChatState = 'idle' | 'loading' | 'streaming';
+export type { ChatState } from './thread';
+export { errorMessage, messageFromServer } from './thread';
 
 /** Options of {@link ChatModel}. */
 export interface IChatModelOptions {
@@ -34,64 +46,6 @@ export interface IChatModelOptions {
   sendContext?: boolean;
   /** How long Stop waits for the server to end the stream before cutting it, in ms. */
   stopGraceMs?: number;
-}
-
-interface IThread {
-  notebook: string;
-  chatId: string | null;
-  messages: IChatMessage[];
-  state: ChatState;
-  error: string | null;
-  controller: AbortController | null;
-  /** Server id of the reply streaming now, once the `start` event named it. */
-  messageId: string | null;
-  stopping: boolean;
-  /** Cuts the connection when the server does not end a stopped stream in time. */
-  stopTimer: ReturnType<typeof setTimeout> | null;
-  loads: number;
-}
-
-const STATUSES: MessageStatus[] = ['complete', 'stopped', 'error', 'streaming'];
-
-/** A message from the history endpoint, with defaults for anything missing. */
-export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
-  const status = STATUSES.includes(data.status as MessageStatus)
-    ? (data.status as MessageStatus)
-    : 'complete';
-  const message: IChatMessage = {
-    id: String(data.id ?? ''),
-    role: data.role === 'user' ? 'user' : 'assistant',
-    content: String(data.content ?? ''),
-    model: String(data.model ?? ''),
-    created: String(data.created ?? ''),
-    // A stored reply is never still streaming in this tab.
-    status: status === 'streaming' ? 'stopped' : status
-  };
-  if (message.status === 'error') {
-    message.error = data.error ?? 'This reply failed.';
-  }
-  return message;
-}
-
-/** The message of an error, as one line. */
-export function errorMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split(/\s+/).join(' ').trim() || 'Unknown error.';
-}
-
-let localIds = 0;
-function localId(): string {
-  localIds += 1;
-  return `local-${Date.now().toString(36)}-${localIds}`;
-}
-
-function parseData(event: IServerSentEvent): { [key: string]: any } | null {
-  try {
-    const data = JSON.parse(event.data);
-    return data && typeof data === 'object' ? data : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The chat's state and actions; the view listens to its signals. */
@@ -153,6 +107,20 @@ export class ChatModel {
     return this._current()?.error ?? this._configError;
   }
 
+  /** Something to tell the user once about the current notebook's chat, or null. */
+  get notice(): string | null {
+    return this._current()?.notice ?? null;
+  }
+
+  /** Hide the notice (it is not shown again). */
+  dismissNotice(): void {
+    const thread = this._current();
+    if (thread?.notice) {
+      thread.notice = null;
+      this._changed.emit();
+    }
+  }
+
   /** Hide the error line. */
   dismissError(): void {
     const thread = this._current();
@@ -165,23 +133,18 @@ export class ChatModel {
 
   /** Models the server offers. */
   get models(): readonly IModelInfo[] {
-    return this._models;
+    return this._choice.models;
   }
 
   /** Name of the model messages go to (null: the server's default). */
   get selectedModel(): string | null {
-    return this._selectedModel;
+    return this._choice.selected;
   }
   set selectedModel(name: string | null) {
-    if (name === this._selectedModel) {
-      return;
+    if (this._choice.select(name)) {
+      this._changed.emit();
+      this._modelSelected.emit(name);
     }
-    if (name !== null && !this._models.some(m => m.name === name)) {
-      return;
-    }
-    this._selectedModel = name;
-    this._changed.emit();
-    this._modelSelected.emit(name);
   }
 
   /** The person picked another model (not emitted when the config picks one). */
@@ -191,23 +154,17 @@ export class ChatModel {
 
   /** The model picked last time (a setting): selected whenever the server offers it. */
   get preferredModel(): string {
-    return this._preferredModel;
+    return this._choice.preferred;
   }
   set preferredModel(name: string) {
-    this._preferredModel = name;
-    if (
-      name &&
-      name !== this._selectedModel &&
-      this._models.some(m => m.name === name)
-    ) {
-      this._selectedModel = name;
+    if (this._choice.prefer(name)) {
       this._changed.emit();
     }
   }
 
   /** The model info of a name (the selected one by default). */
-  modelInfo(name: string | null = this._selectedModel): IModelInfo | null {
-    return this._models.find(m => m.name === name) ?? null;
+  modelInfo(name: string | null = this._choice.selected): IModelInfo | null {
+    return this._choice.info(name);
   }
 
   /** Whether the next message carries the notebook's context. */
@@ -238,17 +195,7 @@ export class ChatModel {
   /** Load the models from the server. */
   async loadConfig(): Promise<void> {
     try {
-      const config = await this._client.config();
-      this._models = Array.isArray(config.models) ? config.models : [];
-      const offered = (name: string | null) =>
-        !!name && this._models.some(m => m.name === name);
-      const candidates = [
-        this._preferredModel,
-        this._selectedModel,
-        config.default
-      ];
-      this._selectedModel =
-        candidates.find(offered) ?? this._models[0]?.name ?? null;
+      this._choice.configure(await this._client.config());
       this._configError = null;
     } catch (error) {
       this._configError = `Could not load the chat settings: ${errorMessage(error)}`;
@@ -270,18 +217,7 @@ export class ChatModel {
     }
     let thread = this._threads.get(path);
     if (!thread) {
-      thread = {
-        notebook: path,
-        chatId: null,
-        messages: [],
-        state: 'idle',
-        error: null,
-        controller: null,
-        messageId: null,
-        stopping: false,
-        stopTimer: null,
-        loads: 0
-      };
+      thread = newThread(path);
       this._threads.set(path, thread);
     }
     if (thread.state !== 'streaming') {
@@ -344,32 +280,9 @@ export class ChatModel {
     if (!thread || thread.state !== 'idle' || !text.trim()) {
       return false;
     }
-    const model = this._selectedModel;
-    const reply: IChatMessage = {
-      id: localId(),
-      role: 'assistant',
-      content: '',
-      model: model ?? '',
-      created: '',
-      status: 'streaming'
-    };
-    thread.messages.push(
-      {
-        id: localId(),
-        role: 'user',
-        content: text,
-        model: model ?? '',
-        created: new Date().toISOString(),
-        status: 'complete'
-      },
-      reply
-    );
+    const model = this._choice.selected;
     const controller = new AbortController();
-    thread.controller = controller;
-    thread.state = 'streaming';
-    thread.error = null;
-    thread.stopping = false;
-    thread.messageId = null;
+    const reply = beginReply(thread, text, model, controller);
     this._changed.emit();
 
     try {
@@ -391,9 +304,9 @@ export class ChatModel {
         this._setStatus(thread, reply, 'stopped');
         return true;
       }
-      const chunks = await this._client.chat(request, controller.signal);
+      const events = await this._client.chat(request, controller.signal);
       let ended = false;
-      for await (const event of readEvents(chunks)) {
+      for await (const event of events) {
         if (this._apply(thread, reply, event)) {
           ended = true;
           break;
@@ -417,16 +330,7 @@ export class ChatModel {
         this._fail(thread, reply, errorMessage(error));
       }
     } finally {
-      if (thread.stopTimer !== null) {
-        clearTimeout(thread.stopTimer);
-        thread.stopTimer = null;
-      }
-      if (thread.controller === controller) {
-        thread.controller = null;
-      }
-      thread.state = 'idle';
-      thread.stopping = false;
-      thread.messageId = null;
+      endReply(thread, controller);
       if (thread.notebook === this._notebook) {
         this._changed.emit();
       }
@@ -480,7 +384,7 @@ export class ChatModel {
     return this._notebook ? (this._threads.get(this._notebook) ?? null) : null;
   }
 
-  private async _collectContext(): Promise<string | null> {
+  private async _collectContext(): Promise<INotebookSnapshot | null> {
     const enabled = this._contextEnabled;
     // The toggle is for the next message only.
     this.contextEnabled = this._contextDefault;
@@ -491,7 +395,8 @@ export class ChatModel {
       const context = await this.contextProvider();
       this._context = context;
       this._contextChanged.emit();
-      return context?.text || null;
+      // The snapshot goes; the server assembles it into the text the chip showed.
+      return context?.snapshot ?? null;
     } catch (error) {
       console.warn(
         'chapyter-ext: could not collect the notebook context',
@@ -519,59 +424,28 @@ export class ChatModel {
     }
   }
 
-  /** Apply one event; true when the reply has ended. */
+  /** Apply one typed event; true when the reply has ended. */
   private _apply(
     thread: IThread,
     reply: IChatMessage,
-    event: IServerSentEvent
+    event: ChatEvent
   ): boolean {
-    const data = parseData(event);
-    if (!data) {
-      return false;
-    }
-    switch (event.event) {
-      case 'start':
-        if (typeof data.chat_id === 'string') {
-          thread.chatId = data.chat_id;
-        }
-        if (typeof data.message_id === 'string') {
-          thread.messageId = data.message_id;
-          reply.id = data.message_id;
-        }
-        if (typeof data.model === 'string') {
-          reply.model = data.model;
-        }
+    const outcome = applyEvent(thread, reply, event);
+    switch (outcome.do) {
+      case 'redraw':
         this._emitMessage(thread, reply);
         return false;
-      case 'token':
-        if (typeof data.text === 'string' && data.text) {
-          reply.content += data.text;
-          this._emitMessage(thread, reply);
+      case 'notice':
+        if (thread.notebook === this._notebook && !this._disposed) {
+          this._changed.emit();
         }
         return false;
-      case 'done':
-        if (typeof data.text === 'string') {
-          reply.content = data.text;
-        }
-        if (typeof data.message_id === 'string') {
-          reply.id = data.message_id;
-        }
-        this._setStatus(
-          thread,
-          reply,
-          data.status === 'stopped' ? 'stopped' : 'complete'
-        );
+      case 'end':
+        this._setStatus(thread, reply, outcome.status);
         return true;
-      case 'error': {
-        const message =
-          typeof data.message === 'string' && data.message.trim()
-            ? data.message
-            : 'The model failed without saying why.';
-        this._fail(thread, reply, `The model failed: ${errorMessage(message)}`);
+      case 'fail':
+        this._fail(thread, reply, outcome.message);
         return true;
-      }
-      default:
-        return false;
     }
   }
 
@@ -601,27 +475,15 @@ export class ChatModel {
     thread: IThread,
     fetch: () => Promise<IHistoryView>
   ): Promise<void> {
-    const load = ++thread.loads;
-    thread.state = 'loading';
-    thread.error = null;
+    const loading = loadThread(thread, fetch);
     if (thread.notebook === this._notebook) {
-      this._changed.emit();
+      this._changed.emit(); // now 'loading'
     }
-    try {
-      const view = await fetch();
-      if (load !== thread.loads) {
-        return;
-      }
-      thread.chatId = view?.chat_id ?? null;
-      thread.messages = (view?.messages ?? []).map(messageFromServer);
-    } catch (error) {
-      if (load !== thread.loads) {
-        return;
-      }
-      thread.error = `Could not load the chat history: ${errorMessage(error)}`;
-    }
-    thread.state = 'idle';
-    if (thread.notebook === this._notebook && !this._disposed) {
+    if (
+      (await loading) &&
+      thread.notebook === this._notebook &&
+      !this._disposed
+    ) {
       this._changed.emit();
     }
   }
@@ -629,9 +491,7 @@ export class ChatModel {
   private _client: IChatClient;
   private _threads = new Map<string, IThread>();
   private _notebook: string | null = null;
-  private _models: IModelInfo[] = [];
-  private _selectedModel: string | null = null;
-  private _preferredModel = '';
+  private _choice = new ModelChoice();
   private _configError: string | null = null;
   private _context: IChatContext | null = null;
   private _contextLoads = 0;

@@ -1,6 +1,8 @@
 /**
  * Takes the snapshot of the active notebook the chat's context is built from: the active cell
- * and its neighbours, the selected text, the last error, and the kernel's variables.
+ * and its neighbours, the selected text, the last error, and the kernel's variables. Nothing
+ * is formatted or cut here: the server assembles the snapshot within its one budget
+ * (`Chapyter.context_budget`) and says what the chip shows (`POST chapyter-ext/context`).
  *
  * The variables come from the notebook's own kernel, through the notebook's own kernel
  * connection (kernels may be remote; the server never opens a client of its own): one silent
@@ -18,26 +20,24 @@ import { Kernel } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
-  buildContext,
   findLastError,
   ICellOutputs,
   ICellSnapshot,
   INotebookSnapshot,
-  IVariableSummary
+  IVariableSummary,
+  previewContext,
+  variablesExpression
 } from './context';
-import { DEFAULT_CHAT_SETTINGS, IChatContext, IChatSettings } from './tokens';
+import {
+  DEFAULT_CHAT_SETTINGS,
+  IChatClient,
+  IChatContext,
+  IChatSettings
+} from './tokens';
 import { IVariablesReply, readRetrying, VariablesCache } from './variables';
 
-/** Characters the kernel may spend on variable summaries. */
-const VARIABLES_BUDGET = 2000;
 /** How long the chat waits for a busy kernel before using what it read last time. */
 const VARIABLES_TIMEOUT_MS = 2500;
-
-/** The user expression that reads the variables; it binds no name in the user's namespace. */
-export const VARIABLES_EXPRESSION =
-  "__import__('IPython').display.JSON(__import__('chapyter_ext.context', " +
-  "fromlist=['describe_variables']).describe_variables(get_ipython().user_ns, " +
-  `get_ipython().user_ns_hidden, budget=${VARIABLES_BUDGET}))`;
 
 function cellSnapshot(panel: NotebookPanel, index: number): ICellSnapshot {
   const model = panel.content.model!.cells.get(index);
@@ -90,9 +90,10 @@ function kernelLanguage(panel: NotebookPanel): string {
 
 /** Collects the active notebook's context and says when it may have changed. */
 export class NotebookContextCollector {
-  /** Follow the notebooks of `tracker`. */
+  /** Follow the notebooks of `tracker`; `client` gives the budget and assembles the text. */
   constructor(
     private _tracker: INotebookTracker,
+    private _client: Pick<IChatClient, 'config' | 'context'>,
     settings: IChatSettings = DEFAULT_CHAT_SETTINGS
   ) {
     this.settings = settings;
@@ -105,7 +106,7 @@ export class NotebookContextCollector {
     });
   }
 
-  /** The chat's settings (neighbours, budget, variables on or off). */
+  /** The chat's settings (neighbours, variables on or off). */
   settings: IChatSettings;
 
   /** Something the context shows may have changed: collect it again. */
@@ -113,11 +114,14 @@ export class NotebookContextCollector {
     return this._changed;
   }
 
-  /** The current notebook's context, or null when no notebook is open. */
+  /**
+   * The current notebook's context, or null when no notebook is open: the snapshot a message
+   * sends, with the text and chip the server makes of it.
+   */
   async collect(): Promise<IChatContext | null> {
     const snapshot = await this.snapshot();
     return snapshot
-      ? buildContext(snapshot, this.settings.contextMaxChars)
+      ? previewContext(snapshot, s => this._client.context(s))
       : null;
   }
 
@@ -153,12 +157,12 @@ export class NotebookContextCollector {
     const language = kernelLanguage(panel);
     return {
       path: panel.context.path,
-      cellCount: count,
+      cell_count: count,
       active: activeIndex >= 0 ? cellSnapshot(panel, activeIndex) : null,
       above,
       below,
       selection: selectedText(panel),
-      lastError: findLastError(cellOutputs(panel)),
+      last_error: findLastError(cellOutputs(panel)),
       variables: this.settings.includeVariables
         ? await this.variables(panel)
         : null,
@@ -173,9 +177,24 @@ export class NotebookContextCollector {
     if (!kernel || (language && language !== 'python')) {
       return null;
     }
+    const budget = await this._budget();
     return this._variables.get(kernel.id, () =>
-      readRetrying(() => readVariables(kernel))
+      readRetrying(() => readVariables(kernel, budget))
     );
+  }
+
+  /** The server's context budget (asked once; again after a failure), or null. */
+  private async _budget(): Promise<number | null> {
+    if (!this._budgetRead) {
+      this._budgetRead = this._client
+        .config()
+        .then(config => config.context_budget ?? null)
+        .catch(() => {
+          this._budgetRead = null;
+          return null;
+        });
+    }
+    return this._budgetRead;
   }
 
   /** Stop following the notebooks. */
@@ -224,18 +243,23 @@ export class NotebookContextCollector {
     this._emit()
   );
   private _changed = new Signal<this, void>(this);
+  private _budgetRead: Promise<number | null> | null = null;
 }
 
-/** Ask a kernel for its variables; the value is null when it cannot tell (no chapyter_ext). */
+/**
+ * Ask a kernel for its variables, within `budget` characters (the server's context budget);
+ * the value is null when it cannot tell (no chapyter_ext).
+ */
 export async function readVariables(
-  kernel: Kernel.IKernelConnection
+  kernel: Kernel.IKernelConnection,
+  budget: number | null
 ): Promise<IVariablesReply> {
   const future = kernel.requestExecute(
     {
       code: '',
       silent: true,
       store_history: false,
-      user_expressions: { variables: VARIABLES_EXPRESSION },
+      user_expressions: { variables: variablesExpression(budget) },
       allow_stdin: false,
       stop_on_error: false
     },

@@ -21,7 +21,7 @@ import {
   DEFAULT_CHAT_SETTINGS,
   IChatSettings
 } from './tokens';
-import { ChatPanel } from './widget';
+import { ChatPanel } from './panel';
 
 /** How long the chip waits for the notebook to settle before reading it again, in ms. */
 const CONTEXT_DEBOUNCE_MS = 300;
@@ -52,9 +52,10 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null
   ) => {
-    const collector = new NotebookContextCollector(tracker);
+    const client = new ChatClient();
+    const collector = new NotebookContextCollector(tracker, client);
     const model = new ChatModel({
-      client: new ChatClient(),
+      client,
       context: () => collector.collect()
     });
     const panel = new ChatPanel({
@@ -137,6 +138,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(ChatCommandIDs.open, {
       label: 'Open AI Chat',
       caption: 'Chat about the active notebook in the side panel',
+      describedBy: { args: { type: 'object', properties: {} } },
       icon: chatIcon,
       execute: () => {
         app.shell.activateById(panel.id);
@@ -147,6 +149,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       label: 'New AI Chat',
       caption:
         'Start a new chat for the active notebook (earlier chats are kept)',
+      describedBy: { args: { type: 'object', properties: {} } },
       isEnabled: () => !!model.notebook && model.state === 'idle',
       execute: async () => {
         app.shell.activateById(panel.id);

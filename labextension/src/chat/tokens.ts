@@ -3,6 +3,9 @@
  * this without pulling in any JupyterLab runtime code.
  */
 
+import type { INotebookSnapshot } from './context';
+import type { ChatEvent } from './events';
+
 /** Plugin ids of the chat. */
 export namespace ChatPluginIDs {
   /** The sidebar, its commands and settings (schema/chat.json). */
@@ -39,6 +42,8 @@ export interface IChatConfig {
   default: string;
   /** Version of the server extension. */
   version: string;
+  /** Characters of context per request (`Chapyter.context_budget`): the one budget. */
+  context_budget?: number;
 }
 
 /** Where a message stands. */
@@ -72,6 +77,8 @@ export interface IHistoryView {
   chats: string[];
   /** The notebook path as the server normalised it. */
   notebook?: string;
+  /** Something to tell the user once, e.g. that part of the history was damaged. */
+  notice?: string;
 }
 
 /** The body of `POST chapyter-ext/chat`. */
@@ -82,8 +89,8 @@ export interface IChatRequest {
   chat_id?: string;
   /** What the user asked. */
   message: string;
-  /** What the notebook and its kernel know, as text. */
-  context?: string;
+  /** What the notebook and its kernel show; the server assembles it into text. */
+  context?: INotebookSnapshot;
   /** Name of the model to ask (the default when absent). */
   model?: string;
 }
@@ -109,14 +116,16 @@ export interface IChatClient {
   /** `GET config`. */
   config(): Promise<IChatConfig>;
   /**
-   * `POST chat`: the reply's body as text chunks, cut anywhere. Rejects with a
+   * `POST chat`: the reply's typed events (`chat/events.ts`). Rejects with a
    * {@link ChatRequestError} when the server refuses the request; aborting `signal` ends the
    * stream (and the server stops the model).
    */
   chat(
     request: IChatRequest,
     signal: AbortSignal
-  ): Promise<AsyncIterable<string>>;
+  ): Promise<AsyncIterable<ChatEvent>>;
+  /** `POST context`: the text and chip a message would send now for `snapshot`. */
+  context(snapshot: INotebookSnapshot): Promise<IContextPreview>;
   /** `POST chat/stop`: whether a reply was still streaming. */
   stop(messageId: string): Promise<boolean>;
   /** `GET history?notebook=`. */
@@ -127,12 +136,20 @@ export interface IChatClient {
   clearHistory(notebook: string): Promise<IHistoryView>;
 }
 
-/** What the chat will tell the model about the notebook, and how to say it in a chip. */
-export interface IChatContext {
-  /** The text sent as `context`. */
+/** The body of `POST chapyter-ext/context`: what the server makes of a snapshot. */
+export interface IContextPreview {
+  /** The context text the model gets (assembled and redacted by the server). */
   text: string;
   /** The chip, e.g. "data.ipynb · cell 4 · 12 variables · last error". */
   summary: string;
+  /** Length of `text`. */
+  chars: number;
+}
+
+/** What the chat will tell the model about the notebook, and how to say it in a chip. */
+export interface IChatContext extends IContextPreview {
+  /** The snapshot a message sends as `context` (the server assembles it again). */
+  snapshot: INotebookSnapshot;
 }
 
 /** User settings of the chat (schema/chat.json). */
@@ -145,8 +162,6 @@ export interface IChatSettings {
   neighbourCells: number;
   /** Whether the kernel's variables go with the context. */
   includeVariables: boolean;
-  /** Most characters of context sent with a message. */
-  contextMaxChars: number;
   /** Name of the model picked last ('' for the server's default). */
   model: string;
 }
@@ -157,6 +172,5 @@ export const DEFAULT_CHAT_SETTINGS: IChatSettings = {
   sendContext: true,
   neighbourCells: 1,
   includeVariables: true,
-  contextMaxChars: 6000,
   model: ''
 };

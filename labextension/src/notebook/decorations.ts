@@ -6,14 +6,14 @@
 import { Cell } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 
-import { cellViews } from './executor';
 import {
   findGeneratedIndex,
   isEdited,
   isGeneratedCell,
   isPromptCell,
   isUpToDate
-} from './links';
+} from '../contract';
+import { cellViews } from './cells';
 
 /** CSS classes of paired cells. */
 export namespace PairClasses {

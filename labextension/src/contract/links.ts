@@ -1,14 +1,15 @@
 /**
- * Links between a prompt cell and its generated cell, by cell id in `metadata.chapyter`.
+ * Links between a prompt cell and its generated cell, by cell id in `metadata.chapyter`
+ * (the same rules as `chapyter_ext.contract`).
  *
  * Pure logic over a minimal view of cells, so it is tested without a browser. Links never
  * rely on execution counts or on text headers: both broke when IPython changed when the
  * execution count moves.
  */
 
-import { IGeneratedMetadata, IPromptMetadata, SCHEMA_VERSION } from '../tokens';
-import { parsePrompt, requestSha256 } from './prompt';
-import { sha256Hex } from './sha256';
+import { codeSha256, requestSha256 } from './hashes';
+import { parsePrompt } from './magicLine';
+import { failedCheck } from './metadata';
 
 /** What the link logic needs to know of a cell. */
 export interface ICellView {
@@ -74,7 +75,7 @@ export function findPromptIndex(
 export function isEdited(generated: ICellView): boolean {
   const recorded = generated.chapyter?.code_sha256;
   return (
-    typeof recorded === 'string' && recorded !== sha256Hex(generated.source)
+    typeof recorded === 'string' && recorded !== codeSha256(generated.source)
   );
 }
 
@@ -93,30 +94,10 @@ export function isUpToDate(prompt: ICellView, generated: ICellView): boolean {
   return parsed.model === null || generated.chapyter.model === parsed.model;
 }
 
-/** The metadata a prompt cell gets once linked. */
-export function promptMetadata(generatedId: string): IPromptMetadata {
-  return {
-    schema: SCHEMA_VERSION,
-    role: 'prompt',
-    generated_cell: generatedId
-  };
-}
-
 /**
- * The metadata a generated cell gets: the kernel's provenance, linked to its prompt, with
- * the field order of the documented schema (a regeneration is a small diff in git).
+ * Whether a generated cell still holds code that failed the syntax check when it was
+ * generated (not edited since): such code is never replayed as up to date.
  */
-export function generatedMetadata(
-  provenance: IGeneratedMetadata,
-  promptId: string
-): IGeneratedMetadata {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { schema, role, source, generated_from, ...rest } = provenance;
-  return {
-    schema: schema ?? SCHEMA_VERSION,
-    role: role ?? 'generated',
-    source: source ?? 'magic',
-    generated_from: promptId,
-    ...rest
-  };
+export function hasSyntaxError(generated: ICellView): boolean {
+  return failedCheck(generated.chapyter) !== null && !isEdited(generated);
 }

@@ -1,31 +1,20 @@
 /**
  * The chat sidebar: a view over {@link ChatModel}. It keeps no state of its own beyond what
  * is on screen; every action goes to the model (messages) or to {@link CodeActions} (cells).
+ * Each message is a {@link MessageView}.
  */
 
-import {
-  IRenderMime,
-  IRenderMimeRegistry,
-  MimeModel
-} from '@jupyterlab/rendermime';
-import {
-  addBelowIcon,
-  addIcon,
-  copyIcon,
-  LabIcon,
-  runIcon,
-  stopIcon
-} from '@jupyterlab/ui-components';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { addIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { CodeActions } from './actions';
+import { button, element } from './dom';
+import { MessageView } from './messageView';
 import { ChatModel } from './model';
-import { IChatCodeOrigin } from './provenance';
+import { IChatCodeOrigin } from '../contract';
 import { IChatMessage } from './tokens';
-
-/** Longest gap between two renders of a streaming answer, in ms. */
-export const RENDER_INTERVAL_MS = 50;
 
 /** Id of the keyboard hint under the input, which describes the input. */
 const HINT_ID = 'jp-chapyter-chat-hint';
@@ -46,282 +35,6 @@ export interface IChatPanelOptions {
   rendermime: IRenderMimeRegistry;
   /** Inserts, runs and copies code. */
   actions: CodeActions;
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  attributes: { [name: string]: string } = {},
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) {
-    node.className = className;
-  }
-  for (const [name, value] of Object.entries(attributes)) {
-    node.setAttribute(name, value);
-  }
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
-function button(
-  className: string,
-  label: string,
-  text: string,
-  icon: LabIcon | null,
-  title?: string
-): HTMLButtonElement {
-  const node = element('button', `jp-Chapyter-chatButton ${className}`, {
-    type: 'button',
-    'aria-label': label,
-    title: title ?? label
-  });
-  if (icon) {
-    node.appendChild(
-      icon.element({
-        tag: 'span',
-        className: 'jp-Chapyter-chatButtonIcon',
-        elementSize: 'small'
-      })
-    );
-  }
-  if (text) {
-    node.appendChild(element('span', 'jp-Chapyter-chatButtonText', {}, text));
-  }
-  return node;
-}
-
-/** One message on screen; an assistant's answer is re-rendered as it streams, throttled. */
-class MessageView {
-  constructor(
-    readonly message: IChatMessage,
-    private _panel: ChatPanel
-  ) {
-    const role = message.role;
-    this.node = element('div', `jp-Chapyter-chatMessage jp-mod-${role}`, {
-      role: 'article',
-      'aria-label': role === 'user' ? 'Your message' : 'Answer'
-    });
-    this._header = element('div', 'jp-Chapyter-chatMessageHeader');
-    this._body = element('div', 'jp-Chapyter-chatMessageBody');
-    this._footer = element('div', 'jp-Chapyter-chatMessageFooter');
-    this.node.append(this._header, this._body, this._footer);
-    if (role === 'assistant') {
-      this._renderer = _panel.rendermime.createRenderer('text/markdown');
-      this._renderer.addClass('jp-Chapyter-chatMarkdown');
-      this._body.appendChild(this._renderer.node);
-    }
-    this.update();
-  }
-
-  /** The message's node. */
-  readonly node: HTMLElement;
-
-  /** Show the message as it is now, at most every {@link RENDER_INTERVAL_MS}. */
-  update(): void {
-    if (this._disposed) {
-      return;
-    }
-    if (this._timer !== null || this._rendering) {
-      this._dirty = true;
-      return;
-    }
-    // The first text of an answer is drawn at once: the throttle only spaces out the
-    // redraws that follow (measured: it otherwise delayed the first token by ~40 ms).
-    const firstText = !this._renderedContent && !!this.message.content;
-    const wait = firstText
-      ? 0
-      : Math.max(0, this._lastRender + RENDER_INTERVAL_MS - Date.now());
-    this._timer = setTimeout(() => {
-      this._timer = null;
-      void this._render();
-    }, wait);
-  }
-
-  /** Stop rendering and free the renderer. */
-  dispose(): void {
-    this._disposed = true;
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-    }
-    this._renderer?.dispose();
-    this.node.remove();
-  }
-
-  private async _render(): Promise<void> {
-    this._rendering = true;
-    this._dirty = false;
-    try {
-      await this._draw();
-    } catch (error) {
-      console.error('chapyter-ext: could not render a chat message', error);
-    } finally {
-      this._lastRender = Date.now();
-      this._rendering = false;
-    }
-    if (this._dirty && !this._disposed) {
-      this._dirty = false;
-      this.update();
-    }
-  }
-
-  private async _draw(): Promise<void> {
-    const message = this.message;
-    const streaming = message.status === 'streaming';
-    this._drawHeader();
-    this.node.setAttribute('aria-busy', streaming ? 'true' : 'false');
-    this.node.classList.toggle('jp-mod-streaming', streaming);
-    this.node.classList.toggle('jp-mod-error', message.status === 'error');
-    if (!this._renderer) {
-      this._body.textContent = message.content;
-    } else if (message.content !== this._renderedContent) {
-      const content = message.content;
-      await this._renderer.renderModel(
-        new MimeModel({ data: { 'text/markdown': content }, trusted: false })
-      );
-      this._renderedContent = content;
-      this._codeActionsFor = null;
-    }
-    if (this._disposed) {
-      return;
-    }
-    if (
-      this._renderer &&
-      !streaming &&
-      this._codeActionsFor !== this._renderedContent
-    ) {
-      this._addCodeActions();
-      this._codeActionsFor = this._renderedContent;
-    }
-    this._drawFooter();
-    this._panel.keepScrolled();
-  }
-
-  private _drawHeader(): void {
-    const message = this.message;
-    const who = message.role === 'user' ? 'You' : message.model || 'Assistant';
-    const status =
-      message.status === 'stopped'
-        ? 'stopped'
-        : message.status === 'error'
-          ? 'failed'
-          : '';
-    const key = `${who}|${status}`;
-    if (key === this._headerKey) {
-      return;
-    }
-    this._headerKey = key;
-    this._header.textContent = '';
-    this._header.appendChild(
-      element('span', 'jp-Chapyter-chatAuthor', {}, who)
-    );
-    if (status) {
-      this._header.appendChild(
-        element('span', 'jp-Chapyter-chatStatus', {}, status)
-      );
-    }
-  }
-
-  private _drawFooter(): void {
-    const message = this.message;
-    this._footer.textContent = '';
-    if (message.status === 'streaming' && !message.content) {
-      this._footer.appendChild(
-        element(
-          'span',
-          'jp-Chapyter-chatThinking',
-          { role: 'status' },
-          'Thinking…'
-        )
-      );
-    } else if (message.status === 'error') {
-      // The reason also shows in the error line above the input while it is fresh; the
-      // message keeps it, so it is still there after a reload.
-      const lead = message.content ? 'The answer broke off.' : 'No answer.';
-      const reason = (message.error ?? '').replace(/^The model failed:\s*/, '');
-      const note = reason ? `${lead} ${reason}` : lead;
-      this._footer.appendChild(
-        element(
-          'span',
-          'jp-Chapyter-chatMessageError',
-          { title: message.error ?? '' },
-          note
-        )
-      );
-    }
-  }
-
-  /** Insert below, Insert and run, and Copy under every code block of the answer. */
-  private _addCodeActions(): void {
-    const blocks = Array.from(this._renderer!.node.querySelectorAll('pre'));
-    for (const pre of blocks) {
-      const code = (pre.querySelector('code') ?? pre).textContent ?? '';
-      if (!code.trim()) {
-        continue;
-      }
-      const bar = element('div', 'jp-Chapyter-codeActions', {
-        role: 'group',
-        'aria-label': 'Code actions'
-      });
-      const insert = button(
-        'jp-Chapyter-codeAction',
-        'Insert below',
-        'Insert below',
-        addBelowIcon,
-        'Insert this code in a new cell below the active cell'
-      );
-      const run = button(
-        'jp-Chapyter-codeAction',
-        'Insert and run',
-        'Insert and run',
-        runIcon,
-        'Insert this code below the active cell and run it'
-      );
-      const copy = button(
-        'jp-Chapyter-codeAction',
-        'Copy',
-        'Copy',
-        copyIcon,
-        'Copy this code to the clipboard'
-      );
-      insert.addEventListener(
-        'click',
-        () => void this._panel.insertCode(code, this.message, false)
-      );
-      run.addEventListener(
-        'click',
-        () => void this._panel.insertCode(code, this.message, true)
-      );
-      copy.addEventListener('click', () => {
-        this._panel.actions.copy(code);
-        const text = copy.querySelector('.jp-Chapyter-chatButtonText');
-        if (text) {
-          text.textContent = 'Copied';
-          setTimeout(() => (text.textContent = 'Copy'), 1500);
-        }
-      });
-      bar.append(insert, run, copy);
-      const wrapper = element('div', 'jp-Chapyter-codeBlock');
-      pre.replaceWith(wrapper);
-      wrapper.append(pre, bar);
-    }
-  }
-
-  private _header: HTMLElement;
-  private _body: HTMLElement;
-  private _footer: HTMLElement;
-  private _renderer: IRenderMime.IRenderer | null = null;
-  private _renderedContent: string | null = null;
-  private _codeActionsFor: string | null = null;
-  private _headerKey = '';
-  private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _rendering = false;
-  private _dirty = false;
-  private _lastRender = 0;
-  private _disposed = false;
 }
 
 /** The sidebar panel titled "AI Chat". */
@@ -379,7 +92,10 @@ export class ChatPanel extends Widget {
       '×',
       null
     );
-    dismiss.addEventListener('click', () => this.model.dismissError());
+    // The same line shows a one-time notice (e.g. damaged history) once no error is shown.
+    dismiss.addEventListener('click', () =>
+      this.model.error ? this.model.dismissError() : this.model.dismissNotice()
+    );
     this._error.append(this._errorText, dismiss);
 
     // Context chip and its toggle.
@@ -552,8 +268,9 @@ export class ChatPanel extends Widget {
     this._newChat.disabled = !model.notebook || model.state !== 'idle';
     this._drawMessages();
     this._drawEmpty();
-    const error = model.error;
+    const error = model.error ?? model.notice;
     this._error.hidden = !error;
+    this._error.classList.toggle('jp-mod-notice', !model.error && !!error);
     this._errorText.textContent = error ?? '';
     this._errorText.title = error ?? '';
     this._updateInput();

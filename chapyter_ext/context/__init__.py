@@ -1,0 +1,41 @@
+"""What the kernel knows, summarised for a model within a character budget.
+
+Everything here is pure, cheap and bounded:
+
+- Nothing heavy is imported: pandas and numpy are recognised through ``sys.modules`` (only when
+  the user has already imported them), IPython through the ``shell`` object handed in.
+- The cost does not grow with the data: a DataFrame is described from its shape, its dtypes and
+  ``df.iloc[:rows, :columns]``; a container from its length and first few items; an array from
+  ``a.flat[:k]``. Nothing calls ``describe()``, ``to_string()``, ``nunique()`` or a full ``repr``
+  of a builtin container.
+- Secrets never leave (``chapyter_ext.redact``): values of secret-looking names, values of secret
+  environment variables and strings that look like API keys are replaced by ``<redacted>``, in
+  every piece before it is clipped (so that a secret cannot leak half-cut) and once more over the
+  final text (which is where variable names are redacted).
+
+The modules: :mod:`.values` (one value's summary), :mod:`.frames` (pandas), :mod:`.kernel_state`
+(a live IPython shell: variables, recent cells, the last error), :mod:`.assemble` (THE assembler,
+one budget), :mod:`.notebook` (the chat's notebook snapshot, assembled by the same assembler;
+imported on use, by the server).
+"""
+
+from __future__ import annotations
+
+from ..redact import REDACTED, is_secret_name, redact
+from .assemble import build_context
+from .frames import summarize_dataframe
+from .kernel_state import describe_variables, kernel_context, last_error_summary, user_variables
+from .values import summarize_value
+
+__all__ = [
+    "REDACTED",
+    "build_context",
+    "describe_variables",
+    "is_secret_name",
+    "kernel_context",
+    "last_error_summary",
+    "redact",
+    "summarize_dataframe",
+    "summarize_value",
+    "user_variables",
+]

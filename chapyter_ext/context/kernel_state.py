@@ -1,0 +1,313 @@
+"""What a live IPython kernel holds: the user's variables, recent cells and the last error.
+
+IPython is never imported: the ``shell`` object is handed in. The last error is read from
+``sys.last_exc`` and IPython's history, walking the traceback's frames without formatting them
+(a ``RecursionError`` has thousands). chapyter-ext's own failures (``ChapyterError``, shown as
+one line by ``%%ai``) are never the user's last error: they are skipped by class name and module,
+since this package must not import the magics.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import sys
+import types
+from collections.abc import Container, Iterable, Mapping
+
+from ..redact import REDACTED, Redactor, is_secret_name, secret_values
+from .assemble import _assemble, _Cell
+from .values import _MISSING, _default_chars, _describe, _safe_middle, _summary_line, _type_label
+
+# The builtins by name: ``getattr(builtins, name, None)`` raises (and catches) for most names.
+_BUILTINS = vars(builtins)
+# Names IPython puts in the user namespace for itself (the ``_``-prefixed ones are skipped anyway).
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+# chapyter-ext's own error (``chapyter_ext.magics.ChapyterError``), matched without importing it.
+_OWN_ERROR = "ChapyterError"
+
+
+# Namespaces
+
+
+def user_variables(user_ns: dict, hidden: Container[str] = ()) -> list[tuple[str, object]]:
+    """The user's own names in ``user_ns``, most recently defined first.
+
+    Skipped: names starting with ``_``, IPython's ``In``/``Out``/``exit``/``quit``/
+    ``get_ipython``, modules, builtins under their own name, IPython's and ipykernel's helpers,
+    and ``hidden`` names. When ``hidden`` is a mapping (IPython's ``shell.user_ns_hidden``), a
+    hidden name the user has since rebound to another object counts as the user's, as ``%who``
+    does. Order follows the namespace's insertion order, reversed.
+    """
+    hidden_values = hidden if isinstance(hidden, Mapping) else None
+    out = []
+    for name in reversed(list(user_ns)):
+        if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
+            continue
+        value = user_ns.get(name, _MISSING)
+        if value is _MISSING:
+            continue
+        if hidden_values is not None:
+            if hidden_values.get(name, _MISSING) is value:
+                continue
+        elif name in hidden:
+            continue
+        if isinstance(value, types.ModuleType) or _BUILTINS.get(name, _MISSING) is value:
+            continue
+        module = getattr(value, "__module__", None) if callable(value) else None
+        if isinstance(module, str) and module.startswith(("IPython.", "ipykernel.")):
+            continue
+        out.append((name, value))
+    return out
+
+
+def describe_variables(
+    user_ns: dict, hidden: Container[str] = (), *, budget: int = 3000, secrets: Iterable[str] = ()
+) -> list[dict]:
+    """``[{"name", "type", "summary"}]`` for the user's variables, for the sidebar chat.
+
+    Most recent first, JSON-able and redacted (values of secret-looking names are
+    ``<redacted>``; see ``redact`` for the rest). ``summary`` is the summary without the type.
+    The list stops when the characters of names, types and summaries together reach ``budget``.
+    """
+    variables = user_variables(user_ns, hidden)
+    r = Redactor([*secrets, *secret_values(variables)])
+    out: list[dict] = []
+    used = 0
+    for name, value in variables:
+        label = _type_label(value)
+        room = budget - used - len(name) - len(label)
+        if room < 16:
+            break
+        if is_secret_name(name):
+            summary = REDACTED
+        else:
+            summary = _describe(value, min(_default_chars(value), room), r)
+        out.append({"name": name, "type": label, "summary": summary})
+        used += len(name) + len(label) + len(summary)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# IPython
+
+
+def _running_count(shell) -> int | None:
+    """Execution count of the cell running now, if any.
+
+    IPython hands the running cell's ``ExecutionResult`` to the display hook for the duration of
+    the cell (``run_cell`` sets ``displayhook.exec_result`` and clears it after).
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def _history(shell):
+    hm = getattr(shell, "history_manager", None)
+    ns = getattr(shell, "user_ns", None) or {}
+    inputs = getattr(hm, "input_hist_raw", None)
+    if inputs is None:
+        inputs = ns.get("In") or []
+    outputs = getattr(hm, "output_hist", None)
+    if outputs is None:
+        outputs = ns.get("Out") or {}
+    exceptions = getattr(hm, "exceptions", None) or {}
+    return inputs, outputs, exceptions
+
+
+def _recent_cells(shell, n_cells: int, r: Redactor) -> list[_Cell]:
+    inputs, outputs, exceptions = _history(shell)
+    current = _running_count(shell)
+    cells: list[_Cell] = []
+    i = len(inputs) - 1
+    stop = max(0, i - 4 * n_cells - 4)  # empty cells are skipped, but not without bound
+    while i >= 1 and i > stop and len(cells) < n_cells:
+        source = inputs[i]
+        if i != current and isinstance(source, str) and source.strip():
+            output = outputs.get(i, None) if hasattr(outputs, "get") else None
+            error = exceptions.get(i)
+            if _is_own_entry(error):
+                error = None  # "%%ai" failed: the user's code did not
+            cells.append(
+                _Cell(
+                    source,
+                    _summary_line(output, 240, r) if output is not None else None,
+                    f"In [{i}]",
+                    f"{error.get('ename')}: {error.get('evalue')}"
+                    if isinstance(error, dict)
+                    else None,
+                )
+            )
+        i -= 1
+    cells.reverse()
+    return cells
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _cell_frames(shell, exc: BaseException):
+    """Where ``exc`` went through the user's cells.
+
+    Returns (the cell that was running, the innermost cell frame as (count, line, source line),
+    the innermost frame outside the cells as "path:line, in name"), each possibly None.
+    """
+    import linecache
+
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+    if isinstance(exc, SyntaxError) and exc.filename in names:
+        count = names[exc.filename]
+        return count, (count, exc.lineno, (exc.text or "").strip() or None), None
+    running = inner = None
+    last = None
+    tb = exc.__traceback__
+    depth = 0
+    # A RecursionError's traceback is thousands of frames: walk it without formatting any.
+    while tb is not None and depth < 100_000:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in names:
+            if running is None:
+                running = names[filename]
+            inner = (names[filename], tb.tb_lineno, filename)
+        last = tb
+        tb = tb.tb_next
+        depth += 1
+    cell = None
+    if inner is not None:
+        cell = (inner[0], inner[1], linecache.getline(inner[2], inner[1]).strip() or None)
+    outside = None
+    if last is not None and last.tb_frame.f_code.co_filename not in names:
+        code = last.tb_frame.f_code
+        path = code.co_filename.replace("\\", "/")
+        if "site-packages/" in path:
+            path = path.rsplit("site-packages/", 1)[1]
+        elif "/" in path:
+            path = "/".join(path.split("/")[-2:])
+        outside = f"{path}:{last.tb_lineno}, in {code.co_name}"
+    return running, cell, outside
+
+
+def _format_exception(shell, exc: BaseException) -> tuple[int | None, str]:
+    etype = type(exc)
+    name = etype.__qualname__
+    if etype.__module__ not in ("builtins", "__main__"):
+        name = f"{etype.__module__}.{name}"
+    try:
+        message = str(exc)
+    except Exception:  # an exception whose __str__ fails still has a type
+        message = "<message unavailable>"
+    lines = [f"{name}: {message[:2000]}" if message else name]
+    running, cell, outside = _cell_frames(shell, exc)
+    if cell is not None:
+        count, lineno, line = cell
+        where = f"In [{count}], line {lineno}"
+        if running is not None and running != count:
+            where += f" (called from In [{running}])"
+        lines.append(f"  at {where}: {line}" if line else f"  at {where}")
+    if outside:
+        lines.append(f"  raised in {outside}")
+    return running, "\n".join(lines)
+
+
+def _format_stored(count: int, entry: dict) -> str:
+    """An error from IPython's history (``history_manager.exceptions``), without the object."""
+    text = f"{entry.get('ename')}: {entry.get('evalue')}"
+    tb = entry.get("traceback") or []
+    plain = _ANSI.sub("", "\n".join(t for t in tb if isinstance(t, str)))
+    # IPython 9 prints the user's frame as "Cell In[7], line 3" then "----> 3 code".
+    matches = list(re.finditer(rf"Cell In\[{count}\], line (\d+)\n(?:.*\n)*?-*> *\d+ (.*)", plain))
+    if matches:
+        m = matches[-1]
+        text += f"\n  at In [{count}], line {m.group(1)}: {m.group(2).strip()}"
+    return text
+
+
+def _is_own_error(exc: object) -> bool:
+    """A failure of chapyter-ext itself (a failed ``%%ai``), not of the user's code."""
+    etype = type(exc)
+    module = getattr(etype, "__module__", None) or ""
+    return etype.__name__ == _OWN_ERROR and module.partition(".")[0] == "chapyter_ext"
+
+
+def _is_own_entry(entry: object) -> bool:
+    """An error IPython's history recorded for a failed ``%%ai`` (it keeps the class name only)."""
+    return isinstance(entry, dict) and entry.get("ename") == _OWN_ERROR
+
+
+def _last_error(shell) -> tuple[int | None, str] | None:
+    exc = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    if _is_own_error(exc):
+        exc = None  # the user's last error is the one before it, if IPython's history has it
+    _, _, exceptions = _history(shell)
+    stored = max(
+        (k for k, e in exceptions.items() if isinstance(k, int) and not _is_own_entry(e)),
+        default=None,
+    )
+    if isinstance(exc, BaseException):
+        count, text = _format_exception(shell, exc)
+        if stored is None or (count is not None and count >= stored):
+            return count, text
+    if stored is not None:
+        entry = exceptions[stored]
+        if isinstance(entry, dict):
+            return stored, _format_stored(stored, entry)
+    return None
+
+
+def last_error_summary(shell) -> str | None:
+    """The kernel's most recent error, or None: type, message, and the failing line.
+
+    Read from ``sys.last_exc``/``sys.last_value`` (which IPython's ``showtraceback`` sets for
+    every error it shows), with the user's cell and line found through the traceback frames whose
+    file is one of IPython's cell files (``shell.compile._filename_map``); if IPython's history
+    (``history_manager.exceptions``, IPython 9) records a later failing cell, that one is used.
+    Redacted and clipped to 1,500 characters.
+    """
+    found = _last_error(shell)
+    if found is None:
+        return None
+    r = Redactor(secret_values(user_variables(getattr(shell, "user_ns", {}) or {})))
+    return _safe_middle(found[1], 1500, r)
+
+
+def kernel_context(
+    shell, *, budget: int = 6000, n_cells: int = 5, secrets: Iterable[str] = ()
+) -> str:
+    """``build_context`` for a live IPython ``InteractiveShell``.
+
+    Variables come from ``shell.user_ns`` (hiding ``shell.user_ns_hidden``): names used in the
+    running cell (the request) first, then those used in the recent cells (newest cell first),
+    then the rest, each group most recently defined first. Recent
+    cells are the last ``n_cells`` non-empty inputs of ``history_manager.input_hist_raw`` with
+    their outputs and errors, skipping the cell running now. The last error is included only if
+    it happened within the last ``max(n_cells, 1)`` cells (an old error is not what the user is
+    asking about). ``secrets`` (e.g. the configured API key) are redacted on top of the usual.
+    """
+    ns = getattr(shell, "user_ns", None) or {}
+    variables = user_variables(ns, getattr(shell, "user_ns_hidden", ()) or ())
+    r = Redactor([*secrets, *secret_values(variables)])
+    cells = _recent_cells(shell, max(0, n_cells), r)
+
+    # The variables the request itself names (``%%ai plot df``) matter most, then those of the
+    # newest cells. Sorting is stable, so each rank keeps its most-recent-first order.
+    sources = [cell.source for cell in reversed(cells)]
+    running = _running_count(shell)
+    inputs = _history(shell)[0]
+    if running is not None and 0 < running < len(inputs) and isinstance(inputs[running], str):
+        sources.insert(0, inputs[running])
+    if sources:
+        seen: dict[str, int] = {}
+        for rank, source in enumerate(sources):
+            for name in re.findall(r"[A-Za-z_]\w*", source[-20_000:]):
+                seen.setdefault(name, rank)
+        variables.sort(key=lambda item: seen.get(item[0], len(sources)))
+
+    error = None
+    found = _last_error(shell)
+    if found is not None:
+        count, text = found
+        latest = _running_count(shell) or getattr(shell, "execution_count", None)
+        if count is None or not isinstance(latest, int) or latest - count <= max(n_cells, 1):
+            error = text
+    return _assemble(error=error, variables=variables, cells=cells, budget=budget, r=r)

@@ -1,0 +1,300 @@
+"""The OpenAI-compatible client: sync and async, streaming, retries and one-line typed errors.
+
+Works with any server that speaks OpenAI's chat completions API (OpenAI, Ollama, vLLM, LM Studio,
+llama.cpp, OpenRouter, ...). The ``openai`` SDK is imported on first use, not on import, so that
+``%load_ext chapyter_ext`` stays fast. The SDK's own retries are off (``max_retries=0``): we
+retry ourselves so that we know how many attempts a call took and never retry once text has
+reached the caller. Every failure leaves this package as an :class:`LLMError`
+(:mod:`.errors`); the pooled SDK clients live in :mod:`.clients`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from .clients import _async_client, _sync_client, aclose_clients, close_clients
+from .endpoint import Completion, Endpoint
+from .errors import (
+    ERROR_KINDS,
+    LLMError,
+    _bad_response,
+    _check_request,
+    _empty_error,
+    _to_llm_error,
+)
+
+__all__ = [
+    "ERROR_KINDS",
+    "Completion",
+    "Endpoint",
+    "LLMError",
+    "aclose_clients",
+    "alist_models",
+    "astream",
+    "close_clients",
+    "complete",
+    "list_models",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_BACKOFF_BASE = 0.5  # seconds before the first retry when the server gives no Retry-After
+_MAX_RETRY_WAIT = 30.0  # cap on a server's Retry-After: longer than this feels like a hang
+
+
+# -- public calls ------------------------------------------------------------------------------
+
+
+def complete(
+    endpoint: Endpoint,
+    messages: list[dict],
+    *,
+    on_token: Callable[[str], None] | None = None,
+    stream: bool = True,
+) -> Completion:
+    """Ask for one chat completion; with ``stream``, hand each text piece to ``on_token``.
+
+    Retries 429, 5xx and dropped connections until text has reached ``on_token``. Raises
+    :class:`LLMError`; an exception raised by ``on_token`` itself propagates unchanged.
+    """
+    started = time.monotonic()
+    _check_request(endpoint, messages)
+    client = _sync_client(endpoint)
+    once = _stream_once if stream else _create_once
+
+    def attempt(progress: _Progress) -> tuple[str, str, str | None]:
+        return once(client, endpoint, messages, on_token, progress)
+
+    (text, model, finish_reason), attempts = _with_retries(endpoint, attempt, what="chat")
+    if not text.strip():
+        raise _empty_error(endpoint, finish_reason)
+    return Completion(
+        text=text,
+        model=model or endpoint.model,
+        attempts=attempts,
+        finish_reason=finish_reason,
+        elapsed=time.monotonic() - started,
+    )
+
+
+def list_models(endpoint: Endpoint) -> list[str]:
+    """Names of the models the endpoint offers, in its order. Raises :class:`LLMError`."""
+    _check_request(endpoint, [])
+    client = _sync_client(endpoint)
+
+    def attempt(progress: _Progress) -> list[str]:
+        return _model_ids(client.models.list())
+
+    return _with_retries(endpoint, attempt, what="models")[0]
+
+
+async def astream(endpoint: Endpoint, messages: list[dict]) -> AsyncGenerator[str, None]:
+    """Stream a chat completion as text deltas (an async generator). Raises :class:`LLMError`.
+
+    Retries like :func:`complete` until the first delta is yielded. If the consumer stops early
+    (``aclose()``, or its task is cancelled while waiting for a delta) the upstream HTTP response
+    is closed at once; iterate inside ``contextlib.aclosing(astream(...))`` so that a ``break``
+    closes it too.
+    """
+    _check_request(endpoint, messages)
+    client = _async_client(endpoint)
+    attempts = 0
+    while True:
+        attempts += 1
+        progress = _Progress()
+        stream = None
+        try:
+            stream = await client.chat.completions.create(
+                **_chat_params(endpoint, messages), stream=True
+            )
+            async for chunk in stream:
+                progress.chunks += 1
+                piece, finish_reason = _chunk_parts(chunk)
+                progress.finish_reason = finish_reason or progress.finish_reason
+                if piece:
+                    progress.text.append(piece)
+                    yield piece
+        except Exception as exc:
+            await asyncio.sleep(_wait_or_raise(exc, endpoint, attempts, progress, what="chat"))
+            continue
+        finally:
+            if stream is not None:
+                # Runs on aclose() and cancellation too: the server sees the connection close.
+                with contextlib.suppress(Exception):  # must not mask the error being raised
+                    await stream.close()
+        break
+    if not progress.chunks:
+        raise _bad_response(endpoint, "an empty stream")
+    if not "".join(progress.text).strip():
+        raise _empty_error(endpoint, progress.finish_reason)
+
+
+async def alist_models(endpoint: Endpoint) -> list[str]:
+    """Async :func:`list_models`."""
+    _check_request(endpoint, [])
+    client = _async_client(endpoint)
+    attempts = 0
+    while True:
+        attempts += 1
+        progress = _Progress()
+        try:
+            return _model_ids(await client.models.list())
+        except Exception as exc:
+            await asyncio.sleep(_wait_or_raise(exc, endpoint, attempts, progress, what="models"))
+
+
+# -- one attempt ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Progress:
+    """What one attempt got before it ended: decides whether a retry is still safe."""
+
+    chunks: int = 0
+    text: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    @property
+    def delivered(self) -> bool:
+        return bool(self.text)
+
+
+class _CallbackError(Exception):
+    """Carries an exception raised by the caller's on_token past our error mapping."""
+
+
+def _chat_params(endpoint: Endpoint, messages: list[dict]) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "temperature": endpoint.temperature,
+    }
+    # OpenAI's newer models reject max_tokens; other servers mostly only know max_tokens.
+    key = "max_completion_tokens" if endpoint.is_openai else "max_tokens"
+    params[key] = endpoint.max_tokens
+    return params
+
+
+def _stream_once(
+    client: Any,
+    endpoint: Endpoint,
+    messages: list[dict],
+    on_token: Callable[[str], None] | None,
+    progress: _Progress,
+) -> tuple[str, str, str | None]:
+    model = ""
+    stream = client.chat.completions.create(**_chat_params(endpoint, messages), stream=True)
+    try:
+        for chunk in stream:
+            progress.chunks += 1
+            model = getattr(chunk, "model", None) or model
+            piece, finish_reason = _chunk_parts(chunk)
+            progress.finish_reason = finish_reason or progress.finish_reason
+            if not piece:
+                continue
+            progress.text.append(piece)
+            if on_token is not None:
+                try:
+                    on_token(piece)
+                except Exception as exc:
+                    raise _CallbackError() from exc
+    finally:
+        with contextlib.suppress(Exception):  # must not mask the error being raised
+            stream.close()
+    if not progress.chunks:
+        raise _bad_response(endpoint, "an empty stream")
+    return "".join(progress.text), model, progress.finish_reason
+
+
+def _create_once(
+    client: Any,
+    endpoint: Endpoint,
+    messages: list[dict],
+    on_token: Callable[[str], None] | None,
+    progress: _Progress,
+) -> tuple[str, str, str | None]:
+    response = client.chat.completions.create(**_chat_params(endpoint, messages))
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list):
+        raise _bad_response(endpoint, "no choices")
+    if not choices:
+        return "", getattr(response, "model", "") or "", None
+    message = choices[0].message
+    text = message.content or ""
+    if not isinstance(text, str):
+        raise _bad_response(endpoint, "non-text content")
+    if text and on_token is not None:
+        progress.text.append(text)
+        try:
+            on_token(text)
+        except Exception as exc:
+            raise _CallbackError() from exc
+    return text, getattr(response, "model", "") or "", choices[0].finish_reason
+
+
+def _chunk_parts(chunk: Any) -> tuple[str, str | None]:
+    """(text, finish_reason) of a stream chunk; chunks without choices (usage) give ('', None)."""
+    choices = chunk.choices
+    if not choices:
+        return "", None
+    choice = choices[0]
+    delta = choice.delta
+    piece = (delta.content if delta is not None else None) or ""
+    if not isinstance(piece, str):
+        raise TypeError("delta.content is not text")
+    return piece, choice.finish_reason
+
+
+def _model_ids(page: Any) -> list[str]:
+    ids = [getattr(model, "id", None) for model in page.data]
+    names = [name for name in ids if isinstance(name, str)]
+    if len(names) != len(ids):
+        raise TypeError("model without an id")
+    return names
+
+
+def _with_retries(
+    endpoint: Endpoint, attempt: Callable[[_Progress], T], *, what: str
+) -> tuple[T, int]:
+    """Run ``attempt`` until it succeeds or fails for good; returns (result, attempts)."""
+    attempts = 0
+    while True:
+        attempts += 1
+        progress = _Progress()
+        try:
+            return attempt(progress), attempts
+        except _CallbackError as wrapped:
+            original = wrapped.__cause__  # the caller's own bug: not ours to relabel
+            assert original is not None
+            raise original from original.__cause__
+        except Exception as exc:
+            time.sleep(_wait_or_raise(exc, endpoint, attempts, progress, what=what))
+
+
+def _wait_or_raise(
+    exc: Exception, endpoint: Endpoint, attempts: int, progress: _Progress, *, what: str = "chat"
+) -> float:
+    """THE retry policy, for every loop: seconds to wait before attempt ``attempts + 1``, or
+    raise the :class:`LLMError` for ``exc`` when it is final.
+
+    Final: an error that is not transient (only 429s, 5xx and dropped connections are), text
+    that already reached the caller (a retry would repeat it), or ``max_retries`` used up.
+    The wait is the server's Retry-After if it sent one, else exponential backoff; both capped.
+    """
+    err = _to_llm_error(exc, endpoint, attempts=attempts, progress=progress, what=what)
+    if not err._retryable or progress.delivered or attempts > endpoint.max_retries:
+        raise err from None
+    if err._retry_after is not None:
+        wait = min(max(err._retry_after, 0.0), _MAX_RETRY_WAIT)
+    else:
+        wait = min(_BACKOFF_BASE * 2 ** (attempts - 1), _MAX_RETRY_WAIT)
+    log.debug("retrying %s in %.2f s (%s)", endpoint.host, wait, err.kind)
+    return wait

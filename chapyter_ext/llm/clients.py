@@ -1,0 +1,133 @@
+"""Pooled SDK clients: one HTTP connection pool for sync calls, one per event loop for async."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from .errors import LLMError
+
+if TYPE_CHECKING:
+    from .endpoint import Endpoint
+
+_PLACEHOLDER_KEY = "no-key"  # local servers ignore the key, but the SDK insists on one
+_CLIENT_CACHE_SIZE = 8
+
+
+# SDK clients are cheap once they share an HTTP client: creating one loads the CA bundle
+# (~90 ms). So one HTTP client (connection pool) serves every endpoint, one per event loop for
+# async, and the SDK clients on top are cached per endpoint.
+_cache_lock = threading.Lock()
+_sync_clients: OrderedDict[tuple, Any] = OrderedDict()
+_sync_http: list[Any] = []  # [httpx2.Client] once made
+_async_clients: OrderedDict[tuple, tuple[weakref.ref, Any]] = OrderedDict()
+_async_http: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def _client_key(endpoint: Endpoint) -> tuple:
+    return (endpoint.base_url, endpoint.api_key, endpoint.timeout, endpoint.extra_headers)
+
+
+def _client_kwargs(endpoint: Endpoint) -> dict[str, Any]:
+    if not endpoint.api_key and endpoint.is_openai:
+        raise LLMError(
+            "no_key",
+            f"No API key for {endpoint.host}. Set OPENAI_API_KEY or %config Chapyter.api_key "
+            "(or point %config Chapyter.base_url at a local server, which needs none).",
+        )
+    return {
+        "api_key": endpoint.api_key or _PLACEHOLDER_KEY,
+        "base_url": endpoint.base_url,  # explicit, or the SDK would read OPENAI_BASE_URL itself
+        "timeout": endpoint.timeout,  # connect, and each read: i.e. gaps between stream chunks
+        "max_retries": 0,
+        "default_headers": dict(endpoint.extra_headers),
+    }
+
+
+def _http_client(openai: Any, *, asynchronous: bool) -> Any:
+    """An HTTP client with the SDK's own defaults, or None to let the SDK make its own."""
+    names = (
+        ("DefaultAsyncHttpx2Client", "DefaultAsyncHttpxClient")
+        if asynchronous
+        else ("DefaultHttpx2Client", "DefaultHttpxClient")
+    )
+    for name in names:  # the SDK renamed these across versions
+        factory = getattr(openai, name, None)
+        if factory is not None:
+            return factory()
+    return None
+
+
+def _sync_client(endpoint: Endpoint) -> Any:
+    kwargs = _client_kwargs(endpoint)
+    key = _client_key(endpoint)
+    with _cache_lock:
+        client = _sync_clients.get(key)
+        if client is not None:
+            _sync_clients.move_to_end(key)
+            return client
+    import openai
+
+    with _cache_lock:
+        if not _sync_http or getattr(_sync_http[0], "is_closed", False):
+            _sync_http[:] = [_http_client(openai, asynchronous=False)]
+        client = openai.OpenAI(**kwargs, http_client=_sync_http[0])
+        _sync_clients[key] = client
+        while len(_sync_clients) > _CLIENT_CACHE_SIZE:
+            _sync_clients.popitem(last=False)  # the shared HTTP client stays open
+    return client
+
+
+def _async_client(endpoint: Endpoint) -> Any:
+    # Async connections belong to one event loop: a client made on another loop is useless here.
+    kwargs = _client_kwargs(endpoint)
+    loop = asyncio.get_running_loop()
+    key = (*_client_key(endpoint), id(loop))
+    with _cache_lock:
+        entry = _async_clients.get(key)
+        if entry is not None and entry[0]() is loop:
+            _async_clients.move_to_end(key)
+            return entry[1]
+    import openai
+
+    with _cache_lock:
+        for stale in [k for k, (ref, _) in _async_http.items() if _loop_gone(ref())]:
+            del _async_http[stale]  # its loop is closed: nothing left to close it with
+        http = _async_http.get(id(loop))
+        if http is None or http[0]() is not loop or getattr(http[1], "is_closed", False):
+            http = (weakref.ref(loop), _http_client(openai, asynchronous=True))
+            _async_http[id(loop)] = http
+        client = openai.AsyncOpenAI(**kwargs, http_client=http[1])
+        _async_clients[key] = (weakref.ref(loop), client)
+        while len(_async_clients) > _CLIENT_CACHE_SIZE:
+            _async_clients.popitem(last=False)
+    return client
+
+
+def _loop_gone(loop: asyncio.AbstractEventLoop | None) -> bool:
+    return loop is None or loop.is_closed()
+
+
+def close_clients() -> None:
+    """Close the pooled connections of sync calls; the next call opens new ones."""
+    with _cache_lock:
+        _sync_clients.clear()
+        http = _sync_http[:]
+        _sync_http.clear()
+    for client in http:
+        if client is not None:
+            client.close()
+
+
+async def aclose_clients() -> None:
+    """Close the pooled connections of async calls made on the running event loop."""
+    loop = asyncio.get_running_loop()
+    with _cache_lock:
+        for key in [k for k, (ref, _) in _async_clients.items() if ref() is loop]:
+            del _async_clients[key]
+        http = _async_http.pop(id(loop), None)
+    if http is not None and http[0]() is loop and http[1] is not None:
+        await http[1].aclose()

@@ -1,0 +1,202 @@
+/** The notebook contract against the vectors the Python side is tested against too. */
+
+import * as fs from 'fs';
+import * as path from 'path';
+
+import {
+  codeSha256,
+  findGeneratedIndex,
+  findPromptIndex,
+  generatedMetadata,
+  generationPayloadItem,
+  hasSyntaxError,
+  ICellView,
+  IMagicOptions,
+  isEdited,
+  isGeneratedCell,
+  isPromptCell,
+  isUpToDate,
+  linkGenerated,
+  MagicLineError,
+  normalizeRequest,
+  parseMagicLine,
+  parsePrompt,
+  promptMetadata,
+  readGenerationPayload,
+  requestSha256
+} from '../contract';
+
+const VECTORS = JSON.parse(
+  fs.readFileSync(
+    path.join(__dirname, '..', '..', '..', 'tests', 'vectors', 'contract.json'),
+    'ascii'
+  )
+);
+
+/** Cases as jest's `each` table: a label, then the case. */
+function table(
+  cases: any[],
+  label: (c: any, i: number) => unknown
+): [unknown, any][] {
+  return cases.map((c, i) => [label(c, i), c]);
+}
+
+/** Options as the vectors spell them (the Python field names). */
+function snake(
+  options: IMagicOptions | null
+): { [key: string]: unknown } | null {
+  return options
+    ? {
+        model: options.model,
+        run: options.run,
+        no_run: options.noRun,
+        no_context: options.noContext,
+        regenerate: options.regenerate
+      }
+    : null;
+}
+
+function view(cell: any): ICellView {
+  const source = Array.isArray(cell.source)
+    ? cell.source.join('')
+    : cell.source;
+  return {
+    id: cell.id,
+    type: cell.cell_type,
+    source,
+    chapyter: cell.metadata?.chapyter ?? null
+  };
+}
+
+describe('magic lines', () => {
+  it.each(table(VECTORS.magic_lines, c => c.line))('%j', (_line, c: any) => {
+    if (c.options) {
+      expect(snake(parseMagicLine(c.line))).toEqual(c.options);
+      return;
+    }
+    let error: unknown = null;
+    try {
+      parseMagicLine(c.line);
+    } catch (reason) {
+      error = reason;
+    }
+    expect(error).toBeInstanceOf(MagicLineError);
+    const message = (error as Error).message;
+    expect(message).toContain(c.error);
+    expect(message.startsWith(c.error_prefix ?? '')).toBe(true);
+    expect(message).not.toContain('\n');
+  });
+});
+
+describe('prompt cells', () => {
+  it.each(table(VECTORS.prompts, c => c.source))('%j', (_source, c: any) => {
+    const parsed = parsePrompt(c.source);
+    if (c.prompt === null) {
+      expect(parsed).toBeNull();
+      return;
+    }
+    expect(parsed).not.toBeNull();
+    expect(parsed!.request).toBe(c.prompt.request);
+    expect(snake(parsed!.options)).toEqual(c.prompt.options);
+    if (c.prompt.error === null) {
+      expect(parsed!.error).toBeNull();
+    } else {
+      expect(parsed!.error).toContain(c.prompt.error);
+      expect(parsed!.model).toBeNull();
+    }
+  });
+});
+
+describe('hashes', () => {
+  it.each(table(VECTORS.normalize_request, c => c.text))(
+    'normalizeRequest(%j)',
+    (_text, c: any) => {
+      expect(normalizeRequest(c.text)).toBe(c.normalized);
+    }
+  );
+
+  it.each(table(VECTORS.request_sha256, c => c.text))(
+    'requestSha256(%j)',
+    (_text, c: any) => {
+      expect(requestSha256(c.text)).toBe(c.sha256);
+    }
+  );
+
+  it.each(table(VECTORS.code_sha256, c => c.code))(
+    'codeSha256(%j)',
+    (_code, c: any) => {
+      expect(codeSha256(c.code)).toBe(c.sha256);
+    }
+  );
+});
+
+describe('metadata', () => {
+  it.each(table(VECTORS.generated_metadata, (_c, i) => i))(
+    'generatedMetadata #%d',
+    (_i, c: any) => {
+      const metadata = generatedMetadata(c.fields);
+      expect(metadata).toEqual(c.metadata);
+      expect(Object.keys(metadata)).toEqual(Object.keys(c.metadata));
+    }
+  );
+
+  it.each(table(VECTORS.link_generated, (_c, i) => i))(
+    'linkGenerated #%d',
+    (_i, c: any) => {
+      const metadata = linkGenerated(c.provenance, c.prompt_id);
+      expect(metadata).toEqual(c.metadata);
+      expect(Object.keys(metadata)).toEqual(Object.keys(c.metadata));
+    }
+  );
+
+  it('promptMetadata', () => {
+    for (const c of VECTORS.prompt_metadata) {
+      expect(promptMetadata(c.generated_id)).toEqual(c.metadata);
+    }
+  });
+
+  it.each(table(VECTORS.generation_payload_item, (_c, i) => i))(
+    'generationPayloadItem #%d',
+    (_i, c: any) => {
+      const item = generationPayloadItem(c.code, c.metadata, c.run);
+      expect(item).toEqual(c.item);
+      expect(readGenerationPayload({ payload: [item] })).toEqual({
+        code: c.code,
+        metadata: c.metadata,
+        run: c.run
+      });
+    }
+  );
+
+  it.each(table(VECTORS.read_generation_payload, (_c, i) => i))(
+    'readGenerationPayload #%d',
+    (_i, c: any) => {
+      expect(readGenerationPayload(c.reply)).toEqual(c.generation);
+    }
+  );
+});
+
+describe('links', () => {
+  it.each(table(VECTORS.links, c => c.name))('%s', (_name, c: any) => {
+    const cells: ICellView[] = c.cells.map(view);
+    for (const [prompt, generated] of c.generated_index) {
+      expect(findGeneratedIndex(cells, prompt)).toBe(generated);
+    }
+    for (const [generated, prompt] of c.prompt_index) {
+      expect(findPromptIndex(cells, generated)).toBe(prompt);
+    }
+    const indices = (test: (cell: ICellView) => boolean) =>
+      cells.map((cell, i) => (test(cell) ? i : -1)).filter(i => i >= 0);
+    expect(indices(isPromptCell)).toEqual(c.prompt_cells);
+    expect(indices(isGeneratedCell)).toEqual(c.generated_cells);
+    expect(indices(cell => isGeneratedCell(cell) && isEdited(cell))).toEqual(
+      c.edited
+    );
+    for (const [prompt, generated, expected] of c.up_to_date) {
+      expect(isUpToDate(cells[prompt], cells[generated])).toBe(expected);
+    }
+    expect(
+      indices(cell => isGeneratedCell(cell) && hasSyntaxError(cell))
+    ).toEqual(c.syntax_error);
+  });
+});

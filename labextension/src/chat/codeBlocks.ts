@@ -1,0 +1,69 @@
+/**
+ * The buttons under each code block of a rendered answer: Insert below, Insert and run, Copy.
+ * They only report what was asked; the message view decides what that does.
+ */
+
+import { addBelowIcon, copyIcon, runIcon } from '@jupyterlab/ui-components';
+
+import { button, element } from './dom';
+
+/** What the buttons under a code block do. */
+export interface ICodeBlockHandlers {
+  /** Insert `code` below the active cell, and run it if `run`. */
+  insert(code: string, run: boolean): void;
+  /** Copy `code` to the clipboard. */
+  copy(code: string): void;
+}
+
+/** Wrap every non-empty `<pre>` under `root` with a bar of code buttons. */
+export function addCodeButtons(
+  root: HTMLElement,
+  handlers: ICodeBlockHandlers
+): void {
+  const blocks = Array.from(root.querySelectorAll('pre'));
+  for (const pre of blocks) {
+    const code = (pre.querySelector('code') ?? pre).textContent ?? '';
+    if (!code.trim()) {
+      continue;
+    }
+    const bar = element('div', 'jp-Chapyter-codeActions', {
+      role: 'group',
+      'aria-label': 'Code actions'
+    });
+    const insert = button(
+      'jp-Chapyter-codeAction',
+      'Insert below',
+      'Insert below',
+      addBelowIcon,
+      'Insert this code in a new cell below the active cell'
+    );
+    const run = button(
+      'jp-Chapyter-codeAction',
+      'Insert and run',
+      'Insert and run',
+      runIcon,
+      'Insert this code below the active cell and run it'
+    );
+    const copy = button(
+      'jp-Chapyter-codeAction',
+      'Copy',
+      'Copy',
+      copyIcon,
+      'Copy this code to the clipboard'
+    );
+    insert.addEventListener('click', () => handlers.insert(code, false));
+    run.addEventListener('click', () => handlers.insert(code, true));
+    copy.addEventListener('click', () => {
+      handlers.copy(code);
+      const text = copy.querySelector('.jp-Chapyter-chatButtonText');
+      if (text) {
+        text.textContent = 'Copied';
+        setTimeout(() => (text.textContent = 'Copy'), 1500);
+      }
+    });
+    bar.append(insert, run, copy);
+    const wrapper = element('div', 'jp-Chapyter-codeBlock');
+    pre.replaceWith(wrapper);
+    wrapper.append(pre, bar);
+  }
+}

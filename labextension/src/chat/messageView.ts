@@ -1,0 +1,214 @@
+/**
+ * One chat message on screen. An assistant's answer is rendered as Markdown and re-rendered
+ * as it streams, throttled; its code blocks get buttons once the answer is complete.
+ */
+
+import {
+  IRenderMime,
+  IRenderMimeRegistry,
+  MimeModel
+} from '@jupyterlab/rendermime';
+
+import { CodeActions } from './actions';
+import { addCodeButtons } from './codeBlocks';
+import { element } from './dom';
+import { IChatMessage } from './tokens';
+
+/** Longest gap between two renders of a streaming answer, in ms. */
+export const RENDER_INTERVAL_MS = 50;
+
+/** What a message view needs from the panel that shows it. */
+export interface IMessageViewHost {
+  /** Renders answers as Markdown. */
+  readonly rendermime: IRenderMimeRegistry;
+  /** Acts on the notebook (here: copies code). */
+  readonly actions: CodeActions;
+  /** Insert a code block of `message` in the active notebook (and run it). */
+  insertCode(code: string, message: IChatMessage, run: boolean): Promise<void>;
+  /** Keep the newest message in view if the reader was already at the bottom. */
+  keepScrolled(): void;
+}
+
+/** One message on screen; an assistant's answer is re-rendered as it streams, throttled. */
+export class MessageView {
+  /** Build the view of `message`, shown by `_panel`. */
+  constructor(
+    readonly message: IChatMessage,
+    private _panel: IMessageViewHost
+  ) {
+    const role = message.role;
+    this.node = element('div', `jp-Chapyter-chatMessage jp-mod-${role}`, {
+      role: 'article',
+      'aria-label': role === 'user' ? 'Your message' : 'Answer'
+    });
+    this._header = element('div', 'jp-Chapyter-chatMessageHeader');
+    this._body = element('div', 'jp-Chapyter-chatMessageBody');
+    this._footer = element('div', 'jp-Chapyter-chatMessageFooter');
+    this.node.append(this._header, this._body, this._footer);
+    if (role === 'assistant') {
+      this._renderer = _panel.rendermime.createRenderer('text/markdown');
+      this._renderer.addClass('jp-Chapyter-chatMarkdown');
+      this._body.appendChild(this._renderer.node);
+    }
+    this.update();
+  }
+
+  /** The message's node. */
+  readonly node: HTMLElement;
+
+  /** Show the message as it is now, at most every {@link RENDER_INTERVAL_MS}. */
+  update(): void {
+    if (this._disposed) {
+      return;
+    }
+    if (this._timer !== null || this._rendering) {
+      this._dirty = true;
+      return;
+    }
+    // The first text of an answer is drawn at once: the throttle only spaces out the
+    // redraws that follow (measured: it otherwise delayed the first token by ~40 ms).
+    const firstText = !this._renderedContent && !!this.message.content;
+    const wait = firstText
+      ? 0
+      : Math.max(0, this._lastRender + RENDER_INTERVAL_MS - Date.now());
+    this._timer = setTimeout(() => {
+      this._timer = null;
+      void this._render();
+    }, wait);
+  }
+
+  /** Stop rendering and free the renderer. */
+  dispose(): void {
+    this._disposed = true;
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+    }
+    this._renderer?.dispose();
+    this.node.remove();
+  }
+
+  private async _render(): Promise<void> {
+    this._rendering = true;
+    this._dirty = false;
+    try {
+      await this._draw();
+    } catch (error) {
+      console.error('chapyter-ext: could not render a chat message', error);
+    } finally {
+      this._lastRender = Date.now();
+      this._rendering = false;
+    }
+    if (this._dirty && !this._disposed) {
+      this._dirty = false;
+      this.update();
+    }
+  }
+
+  private async _draw(): Promise<void> {
+    const message = this.message;
+    const streaming = message.status === 'streaming';
+    this._drawHeader();
+    this.node.setAttribute('aria-busy', streaming ? 'true' : 'false');
+    this.node.classList.toggle('jp-mod-streaming', streaming);
+    this.node.classList.toggle('jp-mod-error', message.status === 'error');
+    if (!this._renderer) {
+      this._body.textContent = message.content;
+    } else if (message.content !== this._renderedContent) {
+      const content = message.content;
+      await this._renderer.renderModel(
+        new MimeModel({ data: { 'text/markdown': content }, trusted: false })
+      );
+      this._renderedContent = content;
+      this._codeActionsFor = null;
+    }
+    if (this._disposed) {
+      return;
+    }
+    if (
+      this._renderer &&
+      !streaming &&
+      this._codeActionsFor !== this._renderedContent
+    ) {
+      this._addCodeActions();
+      this._codeActionsFor = this._renderedContent;
+    }
+    this._drawFooter();
+    this._panel.keepScrolled();
+  }
+
+  private _drawHeader(): void {
+    const message = this.message;
+    const who = message.role === 'user' ? 'You' : message.model || 'Assistant';
+    const status =
+      message.status === 'stopped'
+        ? 'stopped'
+        : message.status === 'error'
+          ? 'failed'
+          : '';
+    const key = `${who}|${status}`;
+    if (key === this._headerKey) {
+      return;
+    }
+    this._headerKey = key;
+    this._header.textContent = '';
+    this._header.appendChild(
+      element('span', 'jp-Chapyter-chatAuthor', {}, who)
+    );
+    if (status) {
+      this._header.appendChild(
+        element('span', 'jp-Chapyter-chatStatus', {}, status)
+      );
+    }
+  }
+
+  private _drawFooter(): void {
+    const message = this.message;
+    this._footer.textContent = '';
+    if (message.status === 'streaming' && !message.content) {
+      this._footer.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-chatThinking',
+          { role: 'status' },
+          'Thinking…'
+        )
+      );
+    } else if (message.status === 'error') {
+      // The reason also shows in the error line above the input while it is fresh; the
+      // message keeps it, so it is still there after a reload.
+      const lead = message.content ? 'The answer broke off.' : 'No answer.';
+      const reason = (message.error ?? '').replace(/^The model failed:\s*/, '');
+      const note = reason ? `${lead} ${reason}` : lead;
+      this._footer.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-chatMessageError',
+          { title: message.error ?? '' },
+          note
+        )
+      );
+    }
+  }
+
+  /** Insert below, Insert and run, and Copy under every code block of the answer. */
+  private _addCodeActions(): void {
+    addCodeButtons(this._renderer!.node, {
+      insert: (code, run) =>
+        void this._panel.insertCode(code, this.message, run),
+      copy: code => this._panel.actions.copy(code)
+    });
+  }
+
+  private _header: HTMLElement;
+  private _body: HTMLElement;
+  private _footer: HTMLElement;
+  private _renderer: IRenderMime.IRenderer | null = null;
+  private _renderedContent: string | null = null;
+  private _codeActionsFor: string | null = null;
+  private _headerKey = '';
+  private _timer: ReturnType<typeof setTimeout> | null = null;
+  private _rendering = false;
+  private _dirty = false;
+  private _lastRender = 0;
+  private _disposed = false;
+}

@@ -1,0 +1,220 @@
+/**
+ * One notebook's chat thread and what a streamed event does to it: pure functions, no
+ * signals, so `model.ts` keeps only the state machine and its notifications.
+ */
+
+import { ChatEvent, BAD_RESPONSE } from './events';
+import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
+
+/** What a thread is doing. */
+export type ChatState = 'idle' | 'loading' | 'streaming';
+
+/** One notebook's chat: its id, messages and streaming state. */
+export interface IThread {
+  /** The notebook's path. */
+  notebook: string;
+  /** The current chat's id, once known. */
+  chatId: string | null;
+  /** Messages, oldest first. */
+  messages: IChatMessage[];
+  /** What the thread is doing. */
+  state: ChatState;
+  /** The last error, one line. */
+  error: string | null;
+  /** Something the server asked to tell the user once (e.g. damaged history), until dismissed. */
+  notice: string | null;
+  /** Aborts the streaming request. */
+  controller: AbortController | null;
+  /** Server id of the reply streaming now, once the `start` event named it. */
+  messageId: string | null;
+  /** Whether Stop was asked for. */
+  stopping: boolean;
+  /** Cuts the connection when the server does not end a stopped stream in time. */
+  stopTimer: ReturnType<typeof setTimeout> | null;
+  /** Counts history loads, so a late answer to an older one is ignored. */
+  loads: number;
+}
+
+/** A fresh, idle thread for a notebook. */
+export function newThread(notebook: string): IThread {
+  return {
+    notebook,
+    chatId: null,
+    messages: [],
+    state: 'idle',
+    error: null,
+    notice: null,
+    controller: null,
+    messageId: null,
+    stopping: false,
+    stopTimer: null,
+    loads: 0
+  };
+}
+
+const STATUSES: MessageStatus[] = ['complete', 'stopped', 'error', 'streaming'];
+
+/** A message from the history endpoint, with defaults for anything missing. */
+export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
+  const status = STATUSES.includes(data.status as MessageStatus)
+    ? (data.status as MessageStatus)
+    : 'complete';
+  const message: IChatMessage = {
+    id: String(data.id ?? ''),
+    role: data.role === 'user' ? 'user' : 'assistant',
+    content: String(data.content ?? ''),
+    model: String(data.model ?? ''),
+    created: String(data.created ?? ''),
+    // A stored reply is never still streaming in this tab.
+    status: status === 'streaming' ? 'stopped' : status
+  };
+  if (message.status === 'error') {
+    message.error = data.error ?? 'This reply failed.';
+  }
+  return message;
+}
+
+/** The message of an error, as one line. */
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split(/\s+/).join(' ').trim() || 'Unknown error.';
+}
+
+let localIds = 0;
+
+/** A local id for a message the server has not named yet. */
+export function localId(): string {
+  localIds += 1;
+  return `local-${Date.now().toString(36)}-${localIds}`;
+}
+
+/** What an event asks the model to do after {@link applyEvent} updated the thread. */
+export type EventOutcome =
+  | { do: 'redraw' }
+  | { do: 'notice' }
+  | { do: 'end'; status: MessageStatus }
+  | { do: 'fail'; message: string };
+
+/** Apply one typed event to the thread and its streaming reply. */
+export function applyEvent(
+  thread: IThread,
+  reply: IChatMessage,
+  event: ChatEvent
+): EventOutcome {
+  switch (event.type) {
+    case 'start':
+      if (event.chatId) {
+        thread.chatId = event.chatId;
+      }
+      if (event.messageId) {
+        thread.messageId = event.messageId;
+        reply.id = event.messageId;
+      }
+      if (event.model) {
+        reply.model = event.model;
+      }
+      return { do: 'redraw' };
+    case 'notice':
+      thread.notice = event.message || null;
+      return { do: 'notice' };
+    case 'token':
+      reply.content += event.text;
+      return { do: 'redraw' };
+    case 'done':
+      reply.content = event.text;
+      if (event.messageId) {
+        reply.id = event.messageId;
+      }
+      return { do: 'end', status: event.status };
+    case 'error': {
+      const message = event.message.trim()
+        ? errorMessage(event.message)
+        : 'The model failed without saying why.';
+      // Our own failures (an unreadable stream, an internal error) are not the model's.
+      const ours = event.kind === BAD_RESPONSE || event.kind === 'internal';
+      return {
+        do: 'fail',
+        message: ours ? message : `The model failed: ${message}`
+      };
+    }
+  }
+}
+
+/**
+ * Load a thread's history with `fetch` (the thread is 'loading' until it settles); false when
+ * a later load superseded this one, whose answer is then ignored.
+ */
+export async function loadThread(
+  thread: IThread,
+  fetch: () => Promise<IHistoryView>
+): Promise<boolean> {
+  const load = ++thread.loads;
+  thread.state = 'loading';
+  thread.error = null;
+  try {
+    const view = await fetch();
+    if (load !== thread.loads) {
+      return false;
+    }
+    thread.chatId = view?.chat_id ?? null;
+    thread.messages = (view?.messages ?? []).map(messageFromServer);
+    if (view?.notice) {
+      thread.notice = view.notice;
+    }
+  } catch (error) {
+    if (load !== thread.loads) {
+      return false;
+    }
+    thread.error = `Could not load the chat history: ${errorMessage(error)}`;
+  }
+  thread.state = 'idle';
+  return true;
+}
+
+/** Add the user's message and an empty reply, which streams; returns the reply. */
+export function beginReply(
+  thread: IThread,
+  text: string,
+  model: string | null,
+  controller: AbortController
+): IChatMessage {
+  const reply: IChatMessage = {
+    id: localId(),
+    role: 'assistant',
+    content: '',
+    model: model ?? '',
+    created: '',
+    status: 'streaming'
+  };
+  thread.messages.push(
+    {
+      id: localId(),
+      role: 'user',
+      content: text,
+      model: model ?? '',
+      created: new Date().toISOString(),
+      status: 'complete'
+    },
+    reply
+  );
+  thread.controller = controller;
+  thread.state = 'streaming';
+  thread.error = null;
+  thread.stopping = false;
+  thread.messageId = null;
+  return reply;
+}
+
+/** The reply streamed with `controller` has ended, however it ended: back to idle. */
+export function endReply(thread: IThread, controller: AbortController): void {
+  if (thread.stopTimer !== null) {
+    clearTimeout(thread.stopTimer);
+    thread.stopTimer = null;
+  }
+  if (thread.controller === controller) {
+    thread.controller = null;
+  }
+  thread.state = 'idle';
+  thread.stopping = false;
+  thread.messageId = null;
+}

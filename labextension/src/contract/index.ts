@@ -1,0 +1,10 @@
+/**
+ * The notebook contract, the same as `chapyter_ext/contract.py` and tested against the same
+ * vectors (`tests/vectors/contract.json`): names, the `%%ai` line, hashes, provenance, links.
+ */
+
+export * from './constants';
+export * from './hashes';
+export * from './links';
+export * from './magicLine';
+export * from './metadata';

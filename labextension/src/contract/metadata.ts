@@ -1,0 +1,255 @@
+/**
+ * The provenance under `metadata.chapyter`, the same as `chapyter_ext.contract`'s: one
+ * builder for generated cells (from `%%ai` or the chat), the prompt's link, and the
+ * `set_next_input` payload by which the kernel hands generated code over.
+ */
+
+import { CHECK_SYNTAX_ERROR, METADATA_KEY, SCHEMA_VERSION } from './constants';
+import { codeSha256 } from './hashes';
+
+/** Provenance of a generated cell, under `metadata.chapyter`. */
+export interface IGeneratedMetadata {
+  /** Provenance schema version. */
+  schema: number;
+  /** Always "generated". */
+  role: 'generated';
+  /** What made it: "magic" for %%ai, "chat" for the sidebar. */
+  source: string;
+  /** Id of the prompt cell it was generated from (absent for chat cells). */
+  generated_from?: string;
+  /** sha256 of the normalised request, to tell whether the prompt changed since. */
+  prompt_sha256?: string;
+  /** Model that answered. */
+  model: string;
+  /** Host of the endpoint (never the key or the full URL). */
+  endpoint?: string;
+  /** Sampling parameters. */
+  parameters?: { [key: string]: unknown };
+  /** When it was generated (ISO 8601, UTC). */
+  created: string;
+  /** Characters of kernel context sent. */
+  context_chars?: number;
+  /** Attempts the model call took. */
+  attempts?: number;
+  /** sha256 of the code as generated, to tell whether a person edited it. */
+  code_sha256: string;
+  /** Whether the code was edited by hand after generation. */
+  edited: boolean;
+  /** "syntax-error" when the code failed the syntax check when generated. */
+  check?: string;
+  /** The one-line reason of a failed check. */
+  check_error?: string;
+  /** Further fields written by newer versions are kept as they are. */
+  [key: string]: unknown;
+}
+
+/** What a prompt cell records, under `metadata.chapyter`. */
+export interface IPromptMetadata {
+  /** Provenance schema version. */
+  schema: number;
+  /** Always "prompt". */
+  role: 'prompt';
+  /** Id of the cell generated from it. */
+  generated_cell: string;
+}
+
+/** The fields of {@link generatedMetadata}; those left out are left out of the result. */
+export interface IGeneratedFields {
+  /** The code as generated (hashed into `code_sha256`). */
+  code: string;
+  /** Model that answered. */
+  model: string;
+  /** "magic" (default) or "chat". */
+  source?: string;
+  /** Id of the prompt cell. */
+  generated_from?: string | null;
+  /** sha256 of the normalised request. */
+  prompt_sha256?: string | null;
+  /** Host of the endpoint. */
+  endpoint?: string | null;
+  /** Sampling parameters. */
+  parameters?: { [key: string]: unknown } | null;
+  /** ISO 8601 time (default: now). */
+  created?: string | null;
+  /** Characters of kernel context sent. */
+  context_chars?: number | null;
+  /** Attempts the model call took. */
+  attempts?: number | null;
+  /** "syntax-error" when the code failed the check. */
+  check?: string | null;
+  /** The one-line reason of a failed check. */
+  check_error?: string | null;
+  /** The chat a chat cell came from. */
+  chat_id?: string | null;
+  /** The assistant message a chat cell came from. */
+  message_id?: string | null;
+}
+
+/** The current time as ISO 8601 in UTC, to the second. */
+export function utcNowIso(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** The metadata of a generated cell, in the documented field order. */
+export function generatedMetadata(
+  fields: IGeneratedFields
+): IGeneratedMetadata {
+  const ordered: [string, unknown][] = [
+    ['schema', SCHEMA_VERSION],
+    ['role', 'generated'],
+    ['source', fields.source ?? 'magic'],
+    ['generated_from', fields.generated_from],
+    ['prompt_sha256', fields.prompt_sha256],
+    ['model', fields.model],
+    ['endpoint', fields.endpoint],
+    ['parameters', fields.parameters],
+    ['created', fields.created ?? utcNowIso()],
+    ['context_chars', fields.context_chars],
+    ['attempts', fields.attempts],
+    ['code_sha256', codeSha256(fields.code)],
+    ['edited', false],
+    ['check', fields.check],
+    ['check_error', fields.check_error],
+    ['chat_id', fields.chat_id],
+    ['message_id', fields.message_id]
+  ];
+  const result: { [key: string]: unknown } = {};
+  for (const [key, value] of ordered) {
+    if (value !== null && value !== undefined) {
+      result[key] = value;
+    }
+  }
+  return result as IGeneratedMetadata;
+}
+
+/** The kernel's provenance linked to its prompt cell, in schema order. */
+export function linkGenerated(
+  provenance: Partial<IGeneratedMetadata>,
+  promptId: string
+): IGeneratedMetadata {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { schema, role, source, generated_from, ...rest } = provenance;
+  return {
+    schema: schema ?? SCHEMA_VERSION,
+    role: role ?? 'generated',
+    source: source ?? 'magic',
+    generated_from: promptId,
+    ...rest
+  } as IGeneratedMetadata;
+}
+
+/** The metadata a prompt cell gets once linked. */
+export function promptMetadata(generatedId: string): IPromptMetadata {
+  return {
+    schema: SCHEMA_VERSION,
+    role: 'prompt',
+    generated_cell: generatedId
+  };
+}
+
+/** The one-line reason a generated cell's code failed the check when generated, or null. */
+export function failedCheck(metadata: unknown): string | null {
+  const meta = metadata as { [key: string]: unknown } | null | undefined;
+  if (!meta || typeof meta !== 'object' || meta.check !== CHECK_SYNTAX_ERROR) {
+    return null;
+  }
+  return typeof meta.check_error === 'string' && meta.check_error
+    ? meta.check_error
+    : 'syntax error';
+}
+
+/** The `chapyter` entry of the set_next_input payload that `%%ai` sends. */
+export interface IGenerationPayload {
+  /** Provenance computed by the kernel. */
+  metadata: IGeneratedMetadata;
+  /** Whether the user wants the code run (false after `--no-run` or a failed check). */
+  run: boolean;
+}
+
+/** A generation handed over by the kernel: the code, its provenance, whether to run it. */
+export interface IGeneration extends IGenerationPayload {
+  /** The generated code. */
+  code: string;
+}
+
+/** The set_next_input payload item of a generation (as the kernel writes it). */
+export function generationPayloadItem(
+  code: string,
+  metadata: IGeneratedMetadata,
+  run: boolean
+): { [key: string]: unknown } {
+  return {
+    source: 'set_next_input',
+    text: code,
+    replace: false,
+    [METADATA_KEY]: { metadata, run }
+  };
+}
+
+/** The generation in an execute reply's content (or the reply), if `%%ai` sent one. */
+export function readGenerationPayload(reply: unknown): IGeneration | null {
+  if (!reply || typeof reply !== 'object') {
+    return null;
+  }
+  const outer = reply as { [key: string]: any };
+  const content =
+    outer.content && typeof outer.content === 'object' ? outer.content : outer;
+  const payload = Array.isArray(content.payload) ? content.payload : [];
+  for (const item of payload) {
+    if (!item || typeof item !== 'object' || item.source !== 'set_next_input') {
+      continue;
+    }
+    const entry = item[METADATA_KEY];
+    if (entry && typeof entry === 'object') {
+      const metadata =
+        entry.metadata && typeof entry.metadata === 'object'
+          ? { ...entry.metadata }
+          : {};
+      return {
+        code: String(item.text ?? ''),
+        metadata: metadata as IGeneratedMetadata,
+        run: entry.run === true
+      };
+    }
+  }
+  return null;
+}
+
+/** Where a block of code in the chat came from. */
+export interface IChatCodeOrigin {
+  /** Model id that wrote it (e.g. "gpt-4o-mini"). */
+  model: string;
+  /** Host of the endpoint, if known. */
+  endpoint?: string;
+  /** The chat it was written in. */
+  chatId: string | null;
+  /** The assistant message that holds it. */
+  messageId: string;
+  /** When the message was written (ISO 8601); now when unknown. */
+  created?: string;
+}
+
+/** A fenced block's code as a cell holds it: no trailing newline. */
+export function cellCode(code: string): string {
+  return code.replace(/\r\n?/g, '\n').replace(/\n+$/, '');
+}
+
+/** The `metadata.chapyter` of a cell inserted from the chat. */
+export function chatCellMetadata(
+  code: string,
+  origin: IChatCodeOrigin
+): IGeneratedMetadata {
+  const created =
+    origin.created && !Number.isNaN(Date.parse(origin.created))
+      ? new Date(origin.created).toISOString()
+      : new Date().toISOString();
+  return generatedMetadata({
+    code,
+    source: 'chat',
+    model: origin.model,
+    endpoint: origin.endpoint || null,
+    created,
+    chat_id: origin.chatId ?? '',
+    message_id: origin.messageId
+  });
+}

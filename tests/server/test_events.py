@@ -1,0 +1,85 @@
+"""chapyter_ext.server.events: the SSE wire format, and redaction of a reply that streams."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from chapyter_ext.redact import Redactor
+from chapyter_ext.server.events import (
+    Done,
+    Error,
+    Heartbeat,
+    Notice,
+    Start,
+    Token,
+    TokenRedactor,
+    encode,
+)
+
+KEY = "sk-test-SECRET-MARKER-123"
+SPACED = "open sesame please"  # a verbatim secret may hold spaces
+
+
+def decode(raw: bytes) -> tuple[str, dict]:
+    text = raw.decode("utf-8")
+    assert text.endswith("\n\n") and text.count("\n") == 3
+    event, data = text.split("\n")[:2]
+    return event.removeprefix("event: "), json.loads(data.removeprefix("data: "))
+
+
+def test_each_event_is_one_redacted_line_pair():
+    r = Redactor([KEY])
+    assert decode(encode(Start("c" * 32, "f" * 32, f"model {KEY}"), r)) == (
+        "start",
+        {"chat_id": "c" * 32, "message_id": "f" * 32, "model": "model <redacted>"},
+    )
+    assert decode(encode(Token(f"a\nb {KEY}"), r)) == ("token", {"text": "a\nb <redacted>"})
+    assert decode(encode(Done("1" * 32, KEY, "stopped"), r))[1]["text"] == "<redacted>"
+    assert decode(encode(Error("auth", f"bad\nkey {KEY}"), r)) == (
+        "error",
+        {"kind": "auth", "message": "bad key <redacted>"},
+    )
+    assert decode(encode(Notice("kept\nas x"), r)) == ("notice", {"message": "kept as x"})
+    assert encode(Heartbeat(), r) == b": keepalive\n\n"
+    # A lone surrogate cannot break the stream.
+    assert decode(encode(Token("a\ud800b"), r))[1]["text"] == "a\ufffdb"
+
+
+def stream(text: str, cuts: list[int], redactor: Redactor) -> list[str]:
+    tokens = TokenRedactor(redactor)
+    pieces, last = [], 0
+    for cut in [*cuts, len(text)]:
+        pieces.append(tokens.push(text[last:cut]))
+        last = cut
+    pieces.append(tokens.flush())
+    return pieces
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_secret_split_anywhere_never_leaves_whole_or_in_halves(seed):
+    rng = random.Random(seed)
+    r = Redactor([KEY, SPACED])
+    text = f'Use {KEY} here, say {SPACED}; and password = "hunter22" then sk-abc{KEY}.'
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 25)))
+    pieces = stream(text, cuts, r)
+    out = "".join(pieces)
+    for secret in (KEY, SPACED, "hunter22"):
+        assert secret not in out
+        for piece in pieces:  # no piece ends with a secret's beginning that the next completes
+            assert not any(piece.endswith(secret[:k]) for k in range(4, len(secret)))
+    assert out.startswith("Use <redacted> here, say <redacted>;")
+
+
+def test_plain_words_stream_as_they_end():
+    r = Redactor([KEY])
+    tokens = TokenRedactor(r)
+    assert tokens.push("Hello") == ""  # could still become a key
+    assert tokens.push(" wor") == "Hello "
+    assert tokens.push("ld!\n") == "world!\n"
+    assert tokens.push("s") == ""  # the start of "sk-…"
+    assert tokens.push("k-test-SECRET") == ""
+    assert tokens.push("-MARKER-123 ok") == "<redacted> "
+    assert tokens.flush() == "ok"
