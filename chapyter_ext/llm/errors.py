@@ -53,6 +53,8 @@ class LLMError(Exception):
         self.message = message
         self._retry_after: float | None = None
         self._retryable = kind in _RETRYABLE_KINDS
+        #: The endpoint refused the request's ``tools`` (function calling): ask without them.
+        self.tools_rejected = False
 
     def __repr__(self) -> str:
         return f"LLMError({self.kind!r}, {self.message!r}, status={self.status!r})"

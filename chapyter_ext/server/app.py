@@ -12,6 +12,7 @@ from ..config import Chapyter
 from ..endpoints import ModelRegistry
 from ..llm import aclose_clients
 from ..redact import Redactor
+from .agent import AgentService
 from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
 from .handlers import handlers
 from .history import ChatHistoryStore
@@ -33,6 +34,7 @@ class ChapyterExtApp(ExtensionApp):
     registry: ModelRegistry
     history: HistoryWorker
     chat: ChatService
+    agent: AgentService
 
     models = Dict(
         key_trait=Unicode(),
@@ -140,7 +142,9 @@ class ChapyterExtApp(ExtensionApp):
             redactor=redactor,
             log=self.log,
         )
-        self.registry, self.history, self.chat = registry, history, chat
+        # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
+        agent = AgentService(chat, shared)
+        self.registry, self.history, self.chat, self.agent = registry, history, chat, agent
         # Names and hosts only: the URL may carry userinfo and the key must never be logged.
         self.log.info(
             "chapyter-ext: models %s (default %s); chat history in %s",
@@ -160,14 +164,18 @@ class ChapyterExtApp(ExtensionApp):
         self.handlers.extend(handlers())
 
     async def stop_extension(self) -> None:
-        """Stop streaming replies (saving what they had), flush history, close HTTP clients.
+        """Stop streaming replies and agent turns (saving what they had), flush history, close
+        HTTP clients.
 
         The local model's server stops too, if this server started it.
         """
         # Absent if initialize_settings failed half-way.
+        agent: AgentService | None = getattr(self, "agent", None)
         chat: ChatService | None = getattr(self, "chat", None)
         history: HistoryWorker | None = getattr(self, "history", None)
         registry: ModelRegistry | None = getattr(self, "registry", None)
+        if agent is not None:
+            await agent.close()
         if chat is not None:
             await chat.close()
         if history is not None:

@@ -13,10 +13,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..context.notebook import NotebookSnapshot, chat_context
 from ..endpoints import ModelRegistry
@@ -25,16 +23,14 @@ from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
 from .events import ChatEvent, Done, Error, Heartbeat, Notice, Start, Token, TokenRedactor, is_last
 from .history import (
-    ChatHistoryStore,
     ChatMessage,
     HistoryError,
+    HistoryWorker,
     new_id,
     normalize_notebook_path,
     repair_text,
     utc_now,
 )
-
-T = TypeVar("T")
 
 MAX_MESSAGE_CHARS = 32_000
 TRUNCATED = "\n[… context truncated]"
@@ -113,26 +109,35 @@ def assemble_context(context: Any, budget: int, redactor: Redactor) -> str | Non
     return chat_context(context, budget=budget, redactor=redactor).text or None
 
 
-class HistoryWorker:
-    """Runs every call to the history store on one worker thread.
+@dataclass(frozen=True)
+class TurnSetup:
+    """What a turn (chat reply or agent turn) starts from, once the user's message is accepted."""
 
-    One thread keeps writes in the order they were asked for and off the event loop; the
-    files are small, so a single worker is never the bottleneck.
-    """
+    notebook: str  # normalised
+    chat_id: str
+    model_name: str
+    endpoint: Endpoint
+    #: The user's message, redacted.
+    message: str
+    #: The context text for the model (assembled within the budget, redacted), or None.
+    context: str | None
+    #: Earlier turns of the chat for the model (:func:`history_for_model`).
+    history: list[dict[str, str]]
+    #: Told to the user right after ``start`` ("" if nothing).
+    notice: str
 
-    def __init__(self, store: ChatHistoryStore) -> None:
-        self.store = store
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chapyter-history")
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Call ``fn(*args)`` on the history thread and await its result."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(fn, *args))
+class RunningTurn(Protocol):
+    """What :class:`ChatService` needs of a running turn to track, stop and wait for it."""
 
-    async def close(self) -> None:
-        """Let queued writes finish, then stop the thread."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, partial(self._executor.shutdown, wait=True))
+    message_id: str
+
+    def stop(self, reason: str = "stopped") -> bool: ...
+
+    async def wait(self) -> None: ...
+
+
+TurnT = TypeVar("TurnT", bound=RunningTurn)
 
 
 def history_for_model(messages: Sequence[ChatMessage], limit: int) -> list[dict[str, str]]:
@@ -186,6 +191,7 @@ class ChatTurn:
         self._stop_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._finishing = False
 
     def start(self, timeout: float) -> None:
         """Begin generating; ``timeout`` seconds (0: none) bound the whole reply."""
@@ -202,7 +208,8 @@ class ChatTurn:
 
         Returns whether there was anything to stop.
         """
-        if self._task is None or self._task.done():
+        if self._task is None or self._task.done() or self._finishing:
+            # Finishing: the last event is on its way; cancelling now would lose it.
             return False
         if self._stop_reason is None:
             self._stop_reason = reason
@@ -285,6 +292,7 @@ class ChatTurn:
 
     async def _finish(self, text: str, status: str, error: dict[str, str] | None) -> None:
         """Save the reply (whatever there is of it), release the slot, send the last event."""
+        self._finishing = True
         service = self.service
         if self._timer is not None:
             self._timer.cancel()
@@ -358,7 +366,7 @@ class ChatService:
         #: THE secret policy for this server: stored text, streamed events, error lines, logs.
         self.redact = redactor if redactor is not None else Redactor()
         self.log = log or logging.getLogger(__name__)
-        self._turns: dict[str, ChatTurn] = {}
+        self._turns: dict[str, RunningTurn] = {}
         self._reserved = 0
 
     @property
@@ -372,11 +380,15 @@ class ChatService:
         # The model's host must never see a secret: the assembly redacts.
         return assemble_context(context, self.context_budget, self.redact)
 
-    async def start(self, request: ChatRequest) -> ChatTurn:
-        """Save the user's message and start the reply; raises :class:`ChatError`.
+    async def open_turn(self, request: ChatRequest, make: Callable[[TurnSetup], TurnT]) -> TurnT:
+        """Resolve the model, take a slot, save the user's message; the turn ``make`` built.
 
-        Over ``max_concurrent`` streaming replies, raises ``busy`` at once rather than queueing:
-        a reply waiting unseen behind others is worse than a clear "try again".
+        The one way in for chat replies and agent turns alike. ``make`` (no await) builds the
+        turn from the :class:`TurnSetup`; its ``ValueError`` is a ``bad_request`` and, like
+        every refusal here, leaves no trace in the history. The caller starts the turn; it is
+        tracked (so ``stop`` and ``close`` reach it) until it calls :meth:`_release`. Over
+        ``max_concurrent`` running turns, raises ``busy`` at once rather than queueing: a reply
+        waiting unseen behind others is worse than a clear "try again".
         """
         try:
             # Starts the bundled local model (off the event loop) when it is the endpoint.
@@ -399,14 +411,19 @@ class ChatService:
                 earlier = await self.history.run(store.messages, notebook, chat_id)
                 message = self.redact(request.message)
                 notice = await self.history.run(store.take_notice, notebook)
+                setup = TurnSetup(
+                    notebook=notebook,
+                    chat_id=chat_id,
+                    model_name=model_name,
+                    endpoint=endpoint,
+                    message=message,
+                    context=self._prepare_context(request.context),
+                    history=history_for_model(earlier, self.history_sent),
+                    notice=notice,
+                )
                 try:
                     # Built before anything is saved, so a refused message leaves no trace.
-                    messages = build_messages(
-                        message,
-                        self._prepare_context(request.context),
-                        history=history_for_model(earlier, self.history_sent),
-                        system=CHAT_SYSTEM_PROMPT,
-                    )
+                    turn = make(setup)
                 except ValueError as err:
                     raise ChatError("bad_request", one_line(err, self.redact)) from None
                 await self.history.run(
@@ -423,23 +440,39 @@ class ChatService:
                 )
             except HistoryError as err:
                 raise ChatError(err.kind, str(err)) from None
-            turn = ChatTurn(
-                self,
-                notebook=notebook,
-                chat_id=chat_id,
-                model_name=model_name,
-                endpoint=endpoint,
-                messages=messages,
-            )
-            turn.notice = notice
-            turn.start(self.stream_timeout)
             self._turns[turn.message_id] = turn
         except BaseException:
             self._reserved -= 1
             raise
         return turn
 
-    def _release(self, turn: ChatTurn) -> None:
+    async def start(self, request: ChatRequest) -> ChatTurn:
+        """Save the user's message and start the reply; raises :class:`ChatError`."""
+
+        def make(setup: TurnSetup) -> ChatTurn:
+            messages = build_messages(
+                setup.message, setup.context, history=setup.history, system=CHAT_SYSTEM_PROMPT
+            )
+            turn = ChatTurn(
+                self,
+                notebook=setup.notebook,
+                chat_id=setup.chat_id,
+                model_name=setup.model_name,
+                endpoint=setup.endpoint,
+                messages=messages,
+            )
+            turn.notice = setup.notice
+            return turn
+
+        turn = await self.open_turn(request, make)
+        try:
+            turn.start(self.stream_timeout)
+        except BaseException:
+            self._release(turn)
+            raise
+        return turn
+
+    def _release(self, turn: RunningTurn) -> None:
         if self._turns.pop(turn.message_id, None) is not None:
             self._reserved -= 1
 

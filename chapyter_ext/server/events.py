@@ -6,6 +6,13 @@ number of ``token`` (``text``), then ``done`` (``message_id``, ``text``, ``statu
 (``kind``, ``message``). A comment line (``: keepalive``) keeps idle proxies from closing the
 connection while the model thinks.
 
+An agent turn (``POST chapyter-ext/agent``, :mod:`.agent`) uses the same stream: ``start`` also
+carries ``policy``, ``tools`` and ``images``; each step the browser must run (or read) is a
+``step`` (``step_id``, ``kind``, ``code``/``purpose``/``cell`` when they apply,
+``needs_approval``, ``reasons``), and once its result was posted back a ``step_done``
+(``step_id``, ``outcome``: one line); ``done`` also carries ``steps`` (what ran) and ``halt``
+(the one line saying which cap stopped the turn, or "").
+
 Every string of every event (but the server's own random ids) passes the
 :class:`~chapyter_ext.redact.Redactor` in :func:`encode`, so nothing a model echoes (the
 configured key, a key the user pasted) reaches the browser. A secret may come split across two
@@ -17,8 +24,8 @@ shows what it is.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import Union
+from dataclasses import asdict, dataclass, field
+from typing import Any, Union
 
 from ..redact import Redactor, one_line
 from .history import repair_text
@@ -65,13 +72,72 @@ class Error:
 
 
 @dataclass(frozen=True)
+class AgentStart:
+    """An agent turn began: the ids, and how it will run (approval policy, tools, images)."""
+
+    chat_id: str
+    message_id: str
+    model: str
+    policy: str
+    tools: bool
+    images: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """The browser must run (``run_code``) or read (``read_cell``, ``list_variables``) now.
+
+    Absent fields (None) are left out of the event.
+    """
+
+    step_id: str
+    kind: str
+    code: str | None = None
+    purpose: str | None = None
+    cell: str | None = None
+    needs_approval: bool = False
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepDone:
+    """The browser's result for a step arrived; ``outcome`` is the server's one-line summary."""
+
+    step_id: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class AgentDone:
+    """The agent turn ended: the final answer (or why it stopped) and what ran."""
+
+    message_id: str
+    text: str
+    status: str
+    steps: tuple[dict[str, Any], ...] = field(default=())
+    halt: str = ""
+
+
+@dataclass(frozen=True)
 class Heartbeat:
     """Nothing happened for a while: a comment line to keep the connection open."""
 
 
-ChatEvent = Union[Start, Notice, Token, Done, Error, Heartbeat]
+ChatEvent = Union[
+    Start, Notice, Token, Done, Error, Heartbeat, AgentStart, Step, StepDone, AgentDone
+]
 
-_NAMES = {Start: "start", Notice: "notice", Token: "token", Done: "done", Error: "error"}
+_NAMES: dict[type, str] = {
+    Start: "start",
+    Notice: "notice",
+    Token: "token",
+    Done: "done",
+    Error: "error",
+    AgentStart: "start",
+    Step: "step",
+    StepDone: "step_done",
+    AgentDone: "done",
+}
 KEEPALIVE = b": keepalive\n\n"
 
 
@@ -83,20 +149,34 @@ def encode(event: ChatEvent, redactor: Redactor) -> bytes:
     """
     if isinstance(event, Heartbeat):
         return KEEPALIVE
-    data = asdict(event)
+    data = {k: v for k, v in asdict(event).items() if v is not None}
     for key, value in data.items():
         if key.endswith("_id"):
             continue  # ours (random hex, which the policy would take for a key), never a secret
-        data[key] = one_line(value, redactor) if key == "message" else redactor(value)
+        data[key] = one_line(value, redactor) if key == "message" else _redacted(value, redactor)
     if isinstance(event, Error):
         data["kind"] = data["kind"] or "internal"
     text = f"event: {_NAMES[type(event)]}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
     return repair_text(text).encode("utf-8")
 
 
+def _redacted(value: Any, redactor: Redactor) -> Any:
+    """``value`` with every string in it redacted (but those under a key ending in ``_id``)."""
+    if isinstance(value, str):
+        return redactor(value)
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v, redactor) for v in value]
+    if isinstance(value, dict):
+        return {
+            k: v if k.endswith("_id") and isinstance(v, str) else _redacted(v, redactor)
+            for k, v in value.items()
+        }
+    return value  # numbers, booleans, None
+
+
 def is_last(event: ChatEvent) -> bool:
     """Whether ``event`` ends the stream."""
-    return isinstance(event, (Done, Error))
+    return isinstance(event, (Done, Error, AgentDone))
 
 
 # A word longer than this is let out even unfinished: no key-shaped pattern needs more.

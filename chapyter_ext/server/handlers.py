@@ -23,6 +23,8 @@ from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
 from ..endpoints import ModelRegistry
 from ..llm import LLMError, alist_models
 from ..redact import Redactor, one_line, redact_traceback
+from .agent import AgentTurn
+from .agent_protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer
 from .chat import ChatError, ChatRequest, ChatService, ChatTurn, HistoryWorker
 from .events import encode
 from .history import HistoryError, repair_text
@@ -61,15 +63,16 @@ def _repaired(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def parse_json_body(raw: bytes) -> dict[str, Any]:
+def parse_json_body(raw: bytes, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
     """A request body as a JSON object with repaired strings, or :class:`ChatError` (400).
 
-    Refused: more than ``MAX_BODY_BYTES``, not JSON, nested deeper than ``MAX_BODY_DEPTH``
-    (a deep body would otherwise exhaust the parser's recursion: a 500), not an object.
+    Refused: more than ``limit`` bytes (``MAX_BODY_BYTES`` unless a route allows more), not
+    JSON, nested deeper than ``MAX_BODY_DEPTH`` (a deep body would otherwise exhaust the
+    parser's recursion: a 500), not an object.
     Invalid UTF-8 bytes become U+FFFD.
     """
-    if len(raw) > MAX_BODY_BYTES:
-        raise ChatError("bad_request", f"The body is larger than {MAX_BODY_BYTES} bytes.")
+    if len(raw) > limit:
+        raise ChatError("bad_request", f"The body is larger than {limit} bytes.")
     too_deep = f"The body is nested more than {MAX_BODY_DEPTH} deep."
     try:
         body = json.loads(raw.decode("utf-8", "replace") if raw else "{}")
@@ -111,11 +114,15 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
         chat: ChatService | None = getattr(self.app, "chat", None)
         return chat.redact if chat is not None else Redactor()
 
+    #: The largest body this route reads (a route with PNGs in its body allows more).
+    max_body_bytes = MAX_BODY_BYTES
+
     def json_body(self) -> dict[str, Any]:
         """The request body as a JSON object (bounded, Unicode repaired), or a 400."""
         body = getattr(self, "_json_body", None)
         if body is None:
-            body = self._json_body = parse_json_body(self.request.body or b"")
+            raw = self.request.body or b""
+            body = self._json_body = parse_json_body(raw, self.max_body_bytes)
         return body
 
     def notebook_argument(self) -> str:
@@ -186,17 +193,24 @@ class ConfigHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     def get(self) -> None:
-        """``{"models": [{"name", "model", "host"}], "default", "version", "context_budget"}``.
+        """``{"models": [{"name", "model", "host", "tools", "images"}], "default", "version",
+        "context_budget", "agent": {"policy", "max_steps", "time_limit"}}``.
 
         ``context_budget`` (``Chapyter.context_budget``) is also what the browser asks the
         kernel's ``describe_variables`` for: there is one budget for the whole context.
+        ``tools``/``images``: whether agent turns with that model use function calling and
+        send figures as images (``Chapyter.tool_calling``, ``Chapyter.image_input``).
         """
+        models = self.models.public_info()
+        for entry in models:
+            entry["tools"], entry["images"] = self.app.agent.capabilities(entry["name"])
         self.reply(
             {
-                "models": self.models.public_info(),
+                "models": models,
                 "default": self.models.default,
                 "version": __version__,
                 "context_budget": self.chat.context_budget,
+                "agent": self.app.agent.public_info(),
             }
         )
 
@@ -239,14 +253,18 @@ class ModelsHandler(ChapyterHandler):
 class ChatHandler(ChapyterHandler):
     """``POST chapyter-ext/chat``: stream one reply as server-sent events."""
 
-    _turn: ChatTurn | None = None
+    _turn: ChatTurn | AgentTurn | None = None
     _client_gone = False
 
     @tornado.web.authenticated
     async def post(self) -> None:
         """Events ``start``, ``token``..., then ``done`` or ``error`` (see the README)."""
         request = ChatRequest.parse(self.json_body(), max_chars=self.chat.max_message_chars)
-        turn = self._turn = await self.chat.start(request)
+        await self.stream(await self.chat.start(request))
+
+    async def stream(self, turn: ChatTurn | AgentTurn) -> None:
+        """Send a started turn's events until its last one (a closed tab stops the turn)."""
+        self._turn = turn
         if self._client_gone:
             # The tab closed while the user's message was being saved.
             turn.stop("disconnected")
@@ -278,8 +296,34 @@ class ChatHandler(ChapyterHandler):
         super().on_connection_close()
 
 
+class AgentHandler(ChatHandler):
+    """``POST chapyter-ext/agent``: run one agent turn, its events as server-sent events."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        """Events ``start``, then ``token``/``step``/``step_done``..., then ``done`` or
+        ``error`` (docs/agent.md). Stop it with ``chat/stop`` and its ``message_id``."""
+        body = self.json_body()
+        request = AgentRequest.parse(body, max_chars=self.chat.max_message_chars)
+        await self.stream(await self.app.agent.start(request))
+
+
+class AgentResultHandler(ChapyterHandler):
+    """``POST chapyter-ext/agent/result``: the browser's result of one step."""
+
+    # A result may carry a few PNGs (each bounded in agent_protocol).
+    max_body_bytes = MAX_RESULT_BODY_BYTES
+
+    @tornado.web.authenticated
+    def post(self) -> None:
+        """``{"ok": true}``; 404 when no running turn waits for that step."""
+        self.app.agent.answer(StepAnswer.parse(self.json_body()))
+        self.reply({"ok": True})
+
+
 class StopHandler(ChapyterHandler):
-    """``POST chapyter-ext/chat/stop``: stop a streaming reply by its ``message_id``."""
+    """``POST chapyter-ext/chat/stop``: stop a streaming reply or an agent turn by its
+    ``message_id``."""
 
     @tornado.web.authenticated
     def post(self) -> None:
@@ -327,6 +371,8 @@ def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
         (r"chapyter-ext/models", ModelsHandler),
         (r"chapyter-ext/chat", ChatHandler),
         (r"chapyter-ext/chat/stop", StopHandler),
+        (r"chapyter-ext/agent", AgentHandler),
+        (r"chapyter-ext/agent/result", AgentResultHandler),
         (r"chapyter-ext/history", HistoryHandler),
         (r"chapyter-ext/history/new", NewChatHandler),
     ]

@@ -12,6 +12,7 @@ the event loop never waits on a disk.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -22,21 +23,28 @@ import re
 import tempfile
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..redact import Redactor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FORMAT_VERSION = 1
 ROLES = ("user", "assistant")
 STATUSES = ("complete", "stopped", "error")
 MAX_NOTEBOOK_PATH = 4096
 _MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error")
+#: What an agent turn records of each step it ran (all strings), and how much of it is kept.
+STEP_FIELDS = ("step_id", "code", "cell_id", "outcome")
+MAX_STEPS = 100
+MAX_STEP_CODE = 20_000
 
 
 class HistoryError(ValueError):
@@ -62,10 +70,19 @@ class ChatMessage:
     status: str = "complete"
     #: Why the reply failed, one line (status "error" only), so a reload still says why.
     error: str = ""
+    #: An agent turn's steps, in order: ``{step_id, code, cell_id, outcome}`` (all strings).
+    steps: tuple[dict[str, str], ...] = ()
 
-    def to_json(self) -> dict[str, str]:
-        """The message as a JSON-ready dict (the shape the history endpoint returns)."""
-        return asdict(self)
+    def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (the shape the history endpoint returns).
+
+        ``steps`` appears only on agent turns, so plain chat messages keep their old shape.
+        """
+        data: dict[str, Any] = asdict(self)
+        data["steps"] = list(self.steps)
+        if not self.steps:
+            del data["steps"]
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> ChatMessage:
@@ -83,7 +100,25 @@ class ChatMessage:
             raise ValueError("a message has no id or an unknown role")
         if fields.setdefault("status", "complete") not in STATUSES:
             raise ValueError("a message has an unknown status")
-        return cls(**fields)
+        return cls(**fields, steps=clean_steps(data.get("steps")))
+
+
+def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
+    """The readable steps of ``value``: damaged ones (not an object, a field that is not a
+    string, no ``step_id``) are dropped rather than failing the message; bounded in number and
+    code length; unknown fields are left out."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    steps = []
+    for item in value[:MAX_STEPS]:
+        if not isinstance(item, dict):
+            continue
+        step = {key: item.get(key, "") for key in STEP_FIELDS}
+        if not all(isinstance(v, str) for v in step.values()) or not step["step_id"]:
+            continue
+        step["code"] = step["code"][:MAX_STEP_CODE]
+        steps.append(step)
+    return tuple(steps)
 
 
 @dataclass(frozen=True)
@@ -375,7 +410,13 @@ class ChatHistoryStore:
         if message.status not in STATUSES:
             raise HistoryError("bad_request", f"Unknown status {message.status!r}.")
         stored = replace(
-            message, content=self.redact(message.content), error=self.redact(message.error)
+            message,
+            content=self.redact(message.content),
+            error=self.redact(message.error),
+            steps=tuple(
+                {k: v if k == "step_id" else self.redact(v) for k, v in step.items()}
+                for step in clean_steps(message.steps)
+            ),
         )
         with self._lock:
             data = self._read(notebook)
@@ -412,3 +453,25 @@ class ChatHistoryStore:
                 data["current"] = next(reversed(data["chats"]), "") if data["chats"] else ""
             self._write(notebook, data)
             return self._view(data)
+
+
+class HistoryWorker:
+    """Runs every call to the history store on one worker thread.
+
+    One thread keeps writes in the order they were asked for and off the event loop; the
+    files are small, so a single worker is never the bottleneck.
+    """
+
+    def __init__(self, store: ChatHistoryStore) -> None:
+        self.store = store
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chapyter-history")
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call ``fn(*args)`` on the history thread and await its result."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(fn, *args))
+
+    async def close(self) -> None:
+        """Let queued writes finish, then stop the thread."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, partial(self._executor.shutdown, wait=True))

@@ -8,6 +8,8 @@ Real HTTP on a local port (stdlib only), served from a background thread, with s
         ...  # point the client at server.base_url
         server.requests[-1].body["messages"]
 
+A reply may call tools (``Reply(tool_calls=[{"name": "run_code", "arguments": {...}}])``) or
+refuse requests that carry ``tools`` (``Reply(reject_tools=True)``), to play an agent.
 A reply is chosen per chat completion: the first route whose ``when`` occurs in the last user
 message, else the next scripted reply, else ``default_reply``. ``/_control/*`` endpoints do the
 same from another process (``python -m chapyter_ext.testing.openai_server``).
@@ -31,7 +33,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .http import _ClientGone, _Handler, _http_chunk, _HTTPServer
-from .replies import DEFAULT_CONTENT, RecordedRequest, Reply, _error_json, last_user_text
+from .replies import (
+    DEFAULT_CONTENT,
+    RecordedRequest,
+    Reply,
+    _error_json,
+    last_user_text,
+    tool_calls_json,
+)
 
 __all__ = ["DEFAULT_CONTENT", "FakeOpenAIServer", "RecordedRequest", "Reply", "main"]
 
@@ -223,6 +232,10 @@ class FakeOpenAIServer:
     def _chat(self, handler: _Handler, record: RecordedRequest) -> None:
         reply, source = self._choose(record.body)
         record.reply, record.source = reply, source
+        rejected = reply.reject_tools and isinstance(record.body, dict) and record.body.get("tools")
+        if rejected and source == "script":
+            with self._lock:  # refused, not answered: the retry without tools gets this reply
+                self._queue.appendleft(reply)
         stream = isinstance(record.body, dict) and record.body.get("stream") is True
 
         try:
@@ -232,7 +245,9 @@ class FakeOpenAIServer:
             if reply.drop:
                 handler.close_connection = True
                 return
-            if reply.raw_body is not None:
+            if rejected:
+                handler.respond_json(400, _error_json(400, "tools are not supported"))
+            elif reply.raw_body is not None:
                 handler.respond(reply.status, reply.raw_body.encode(), headers=reply.headers)
             elif reply.status != 200:
                 message = reply.error or f"Fake error {reply.status}."
@@ -262,8 +277,7 @@ class FakeOpenAIServer:
         chunk_id = f"chatcmpl-fake-{next(self._ids)}"
         created = int(time.time())
         model = record.model or self.models[0]
-        size = reply.chunk_size if reply.chunk_size > 0 else max(len(reply.content), 1)
-        pieces = [reply.content[i : i + size] for i in range(0, len(reply.content), size)] or [""]
+        deltas = self._stream_deltas(reply)
 
         def event(delta: dict[str, Any], finish_reason: str | None) -> bytes:
             data = {
@@ -277,14 +291,13 @@ class FakeOpenAIServer:
             }
             return _http_chunk(f"data: {json.dumps(data)}\n\n".encode())
 
-        for index, piece in enumerate(pieces):
+        for index, delta in enumerate(deltas):
             if reply.cut_after is not None and index >= reply.cut_after:
                 handler.close_connection = True  # no terminating chunk: the body is incomplete
                 return
             if index and reply.chunk_delay > 0 and handler.pause(reply.chunk_delay, self._stopping):
                 handler.close_connection = True
                 return
-            delta = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
             # Taken just before the write: the client cannot have seen the chunk any earlier.
             written_at = time.time()
             handler.send_all(event(delta, None))
@@ -294,7 +307,30 @@ class FakeOpenAIServer:
         if reply.cut_after is not None:  # every piece went out, but not the end of the stream
             handler.close_connection = True
             return
-        handler.send_all(event({}, "stop") + _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        handler.send_all(event({}, finish) + _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+
+    def _stream_deltas(self, reply: Reply) -> list[dict[str, Any]]:
+        """The ``delta`` of each SSE chunk: the content in pieces, then each tool call as OpenAI
+        streams it (id and name first, then the arguments in pieces, all by ``index``)."""
+        size = reply.chunk_size if reply.chunk_size > 0 else max(len(reply.content), 1)
+        text = reply.content
+        deltas: list[dict[str, Any]] = [
+            {"content": text[i : i + size]} for i in range(0, len(text), size)
+        ]
+        if not deltas and not reply.tool_calls:
+            deltas.append({"content": ""})
+        for index, call in enumerate(tool_calls_json(reply, next(self._ids))):
+            function = call["function"]
+            opening = {"name": function["name"], "arguments": ""}
+            head = {"index": index, "id": call["id"], "type": "function", "function": opening}
+            deltas.append({"tool_calls": [head]})
+            arguments = function["arguments"]
+            for i in range(0, len(arguments), size):
+                piece = {"arguments": arguments[i : i + size]}
+                deltas.append({"tool_calls": [{"index": index, "function": piece}]})
+        deltas[0] = {"role": "assistant", **deltas[0]}
+        return deltas
 
     def _client_gone(self, handler: _Handler, record: RecordedRequest) -> None:
         handler.close_connection = True
@@ -304,6 +340,10 @@ class FakeOpenAIServer:
 
     def _completion_json(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
         prompt_chars = sum(len(str(m.get("content", ""))) for m in record.messages)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["content"] = reply.content or None
+            message["tool_calls"] = tool_calls_json(reply, next(self._ids))
         return {
             "id": f"chatcmpl-fake-{next(self._ids)}",
             "object": "chat.completion",
@@ -312,8 +352,8 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                     "logprobs": None,
                 }
             ],

@@ -3,6 +3,7 @@ requests and OpenAI-shaped error bodies (see :mod:`chapyter_ext.testing.openai_s
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -42,6 +43,25 @@ class Reply:
     drop: bool = False
     #: ``error.code`` of the error JSON (e.g. ``insufficient_quota``); derived from status if None.
     error_code: str | None = None
+    #: Function calls to make: ``[{"name": str, "arguments": dict | str, "id"?: str}]``, served
+    #: as the message's ``tool_calls`` (streamed as ``delta.tool_calls`` chunks) with
+    #: finish_reason ``tool_calls``; ``content`` (if any) is the prose before them. A str
+    #: ``arguments`` is sent verbatim (invalid JSON tests).
+    tool_calls: list[dict[str, Any]] | None = None
+    #: Answer 400 "tools are not supported" to a request that has ``tools``, as servers without
+    #: function calling do; a request without them gets the reply as usual (a scripted reply
+    #: stays queued until then).
+    reject_tools: bool = False
+
+    def __post_init__(self) -> None:
+        for call in self.tool_calls or []:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise ValueError('each tool call needs {"name": str, "arguments": dict | str}')
+            if not isinstance(call.get("arguments", {}), (dict, str)):
+                raise ValueError("tool call arguments must be a dict or a JSON string")
+            unknown = sorted(set(call) - {"name", "arguments", "id"})
+            if unknown:
+                raise ValueError(f"unknown tool call fields: {', '.join(unknown)}")
 
     @classmethod
     def coerce(cls, value: Reply | str | dict[str, Any]) -> Reply:
@@ -113,6 +133,24 @@ def last_user_text(body: Any) -> str:
                 return "".join(part.get("text", "") for part in content if isinstance(part, dict))
             return content if isinstance(content, str) else ""
     return ""
+
+
+def tool_calls_json(reply: Reply, first_id: int) -> list[dict[str, Any]]:
+    """The reply's tool calls in OpenAI's message form (ids ``call_fake_<n>`` unless given)."""
+    calls = []
+    for offset, call in enumerate(reply.tool_calls or []):
+        arguments = call.get("arguments", {})
+        calls.append(
+            {
+                "id": call.get("id") or f"call_fake_{first_id + offset}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+        )
+    return calls
 
 
 def _error_json(status: int, message: str, *, code: str | None = None) -> dict[str, Any]:

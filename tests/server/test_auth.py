@@ -15,6 +15,12 @@ ENDPOINTS = [
     ("GET", "chapyter-ext/models", None),
     ("POST", "chapyter-ext/chat", {"notebook": "a.ipynb", "message": "hi"}),
     ("POST", "chapyter-ext/chat/stop", {"message_id": "x"}),
+    ("POST", "chapyter-ext/agent", {"notebook": "a.ipynb", "message": "hi"}),
+    (
+        "POST",
+        "chapyter-ext/agent/result",
+        {"message_id": "x", "step_id": "s1", "status": "skipped"},
+    ),
     ("GET", "chapyter-ext/history?notebook=a.ipynb", None),
     ("DELETE", "chapyter-ext/history?notebook=a.ipynb", None),
     ("POST", "chapyter-ext/history/new", {"notebook": "a.ipynb"}),
@@ -58,10 +64,19 @@ async def test_forbidden_without_token(
 async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
     response = await jp_fetch("chapyter-ext", "config")
     assert json.loads(response.body) == {
-        "models": [{"name": "fake-model", "model": "fake-model", "host": f"127.0.0.1:{fake.port}"}],
+        "models": [
+            {
+                "name": "fake-model",
+                "model": "fake-model",
+                "host": f"127.0.0.1:{fake.port}",
+                "tools": True,
+                "images": False,
+            }
+        ],
         "default": "fake-model",
         "version": __version__,
         "context_budget": 6000,
+        "agent": {"policy": "ask", "max_steps": 10, "time_limit": 300.0},
     }
     text = response.body.decode() + json.dumps(dict(response.headers))
     for secret in secrets:
@@ -84,7 +99,19 @@ async def test_config_with_named_models(jp_fetch, secrets):
     data = json.loads((await jp_fetch("chapyter-ext", "config")).body)
     assert data["default"] == "other-host"
     assert data["models"] == [
-        {"name": "fast", "model": "fake-model", "host": data["models"][0]["host"]},
-        {"name": "other-host", "model": "llama3", "host": "localhost:9"},
+        {
+            "name": "fast",
+            "model": "fake-model",
+            "host": data["models"][0]["host"],
+            "tools": True,
+            "images": False,
+        },
+        {
+            "name": "other-host",
+            "model": "llama3",
+            "host": "localhost:9",
+            "tools": True,
+            "images": False,
+        },
     ]
     assert not any(secret in json.dumps(data) for secret in secrets)

@@ -9,11 +9,15 @@ import pytest
 
 from chapyter_ext.redact import Redactor
 from chapyter_ext.server.events import (
+    AgentDone,
+    AgentStart,
     Done,
     Error,
     Heartbeat,
     Notice,
     Start,
+    Step,
+    StepDone,
     Token,
     TokenRedactor,
     encode,
@@ -46,6 +50,38 @@ def test_each_event_is_one_redacted_line_pair():
     assert encode(Heartbeat(), r) == b": keepalive\n\n"
     # A lone surrogate cannot break the stream.
     assert decode(encode(Token("a\ud800b"), r))[1]["text"] == "a\ufffdb"
+
+
+def test_agent_events_redact_every_nested_string():
+    r = Redactor([KEY])
+    assert decode(encode(AgentStart("c" * 32, "f" * 32, "m", "ask", True, False), r)) == (
+        "start",
+        {
+            "chat_id": "c" * 32,
+            "message_id": "f" * 32,
+            "model": "m",
+            "policy": "ask",
+            "tools": True,
+            "images": False,
+        },
+    )
+    name, data = decode(encode(Step("step-1", "run_code", code=f"k = '{KEY}'", reasons=(KEY,)), r))
+    assert name == "step"
+    assert data == {
+        "step_id": "step-1",
+        "kind": "run_code",
+        "code": "k = '<redacted>'",
+        "needs_approval": False,
+        "reasons": ["<redacted>"],
+    }  # absent fields (purpose, cell) are left out
+    assert decode(encode(StepDone("step-1", f"Out: {KEY}"), r))[1]["outcome"] == "Out: <redacted>"
+    steps = ({"step_id": "step-1", "code": KEY, "cell_id": "c", "outcome": "ok"},)
+    name, data = decode(encode(AgentDone("1" * 32, "42", "complete", steps, ""), r))
+    assert name == "done"
+    assert data["steps"] == [
+        {"step_id": "step-1", "code": "<redacted>", "cell_id": "c", "outcome": "ok"}
+    ]
+    assert data["halt"] == ""
 
 
 def stream(text: str, cuts: list[int], redactor: Redactor) -> list[str]:

@@ -110,6 +110,33 @@ def test_failed_write_leaves_the_old_file_intact(store, monkeypatch, failing):
     assert [m.content for m in ChatHistoryStore(store.root).get(NOTEBOOK).messages] == ["kept"]
 
 
+def test_agent_steps_are_kept_redacted_and_damaged_ones_dropped(store, tmp_path):
+    key = "sk-test-SECRET-MARKER-999"
+    store = ChatHistoryStore(tmp_path / "steps", secrets=[key])
+    chat_id = store.resolve_chat(NOTEBOOK)
+    step = {"step_id": "step-1", "code": f"k = '{key}'", "cell_id": "c1", "outcome": "ok"}
+    turn = ChatMessage(id=new_id(), role="assistant", content="42", steps=(step,))
+    stored = store.append(NOTEBOOK, chat_id, turn)
+    assert stored.steps[0]["code"] == "k = '<redacted>'"
+    path = store.file_for(NOTEBOOK)
+    data = json.loads(path.read_text())
+    message = data["chats"][chat_id]["messages"][0]
+    message["steps"] = [
+        message["steps"][0],
+        "not a step",
+        {"step_id": "step-2", "code": 5},
+        {"code": "no id"},
+        {"step_id": "step-3", "extra": "dropped"},
+    ]
+    path.write_text(json.dumps(data))
+    (read,) = store.get(NOTEBOOK).messages
+    assert read.content == "42"  # the message survives its damaged steps
+    assert [s["step_id"] for s in read.steps] == ["step-1", "step-3"]
+    assert read.steps[1] == {"step_id": "step-3", "code": "", "cell_id": "", "outcome": ""}
+    assert "steps" not in msg("user", "q").to_json()
+    assert ChatMessage.from_json({**msg("user", "q").to_json(), "steps": "junk"}).steps == ()
+
+
 def test_unreadable_file_is_set_aside(store):
     chat_id = store.resolve_chat(NOTEBOOK)
     store.file_for(NOTEBOOK).write_text("{ half a file")

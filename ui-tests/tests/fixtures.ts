@@ -41,6 +41,11 @@ export interface IReply {
   chunk_delay?: number;
   delay?: number;
   headers?: { [name: string]: string };
+  /** Function calls the reply makes (served as OpenAI `tool_calls`). */
+  tool_calls?: {
+    name: string;
+    arguments: { [key: string]: unknown } | string;
+  }[];
 }
 
 /** A request the fake model received, as `GET /_control/requests` reports it. */

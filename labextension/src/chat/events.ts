@@ -1,6 +1,6 @@
 /**
- * The chat's wire format, read: server-sent events of `POST chapyter-ext/chat` decoded into
- * typed {@link ChatEvent}s, so the model and the views never parse the wire. The server side
+ * The chat's wire format, read: server-sent events of `POST chapyter-ext/chat` (and of agent
+ * turns, `POST chapyter-ext/agent`: `step`, `step_done`) decoded into typed {@link ChatEvent}s, so the model and the views never parse the wire. The server side
  * is `chapyter_ext/server/events.py`; `sse.ts` is the generic event-stream parser below both.
  */
 
@@ -16,6 +16,12 @@ export interface IStartEvent {
   messageId: string;
   /** Name of the model answering. */
   model: string;
+  /** Agent turns only: the approval policy ("ask", "risky" or "never"). */
+  policy?: string;
+  /** Agent turns only: whether the model gets OpenAI tools (else fenced code blocks). */
+  tools?: boolean;
+  /** Agent turns only: whether the model sees figures as images (else as text digests). */
+  images?: boolean;
 }
 
 /** Something the user should be told once, e.g. that part of the history was damaged. */
@@ -44,6 +50,55 @@ export interface IDoneEvent {
   text: string;
   /** Whether it ended by itself or was stopped. */
   status: 'complete' | 'stopped';
+  /** Agent turns only: what ran, as the server recorded it. */
+  steps?: IStepRecord[];
+  /** Agent turns only: the one line saying which cap stopped the turn, or "". */
+  halt?: string;
+}
+
+/** What an agent step does in the browser. */
+export type StepKind = 'run_code' | 'read_cell' | 'list_variables';
+
+/** Agent turns: the browser must run code (in a new cell) or read something, now. */
+export interface IStepEvent {
+  /** Discriminant. */
+  type: 'step';
+  /** The step's id (what `agent/result` takes). */
+  stepId: string;
+  /** What to do. */
+  kind: StepKind;
+  /** The code to run (run_code). */
+  code: string;
+  /** Why, in the model's words (may be empty). */
+  purpose: string;
+  /** The cell to read (read_cell): a 1-based position or a cell id. */
+  cell: string;
+  /** Whether the user must approve the code first (the policy asked for it). */
+  needsApproval: boolean;
+  /** Why approval is asked (e.g. "writes files"), for policy "risky". */
+  reasons: string[];
+}
+
+/** Agent turns: the server received a step's result; its one-line summary. */
+export interface IStepDoneEvent {
+  /** Discriminant. */
+  type: 'step_done';
+  /** The step's id. */
+  stepId: string;
+  /** One line, e.g. "NameError: name 'x' is not defined" or "printed 3 lines". */
+  outcome: string;
+}
+
+/** A step that ran, as the history (and the `done` event) records it. */
+export interface IStepRecord {
+  /** The step's id. */
+  step_id: string;
+  /** The code that ran ('' for a read). */
+  code: string;
+  /** The id of the cell it ran in ('' when none). */
+  cell_id: string;
+  /** One line. */
+  outcome: string;
 }
 
 /** The reply failed, or the stream could not be read (`kind` "bad_response"). */
@@ -58,13 +113,46 @@ export interface IErrorEvent {
 
 /** One event of a streamed reply. */
 export type ChatEvent =
-  IStartEvent | INoticeEvent | ITokenEvent | IDoneEvent | IErrorEvent;
+  | IStartEvent
+  | INoticeEvent
+  | ITokenEvent
+  | IDoneEvent
+  | IErrorEvent
+  | IStepEvent
+  | IStepDoneEvent;
+
+const EVENT_NAMES = [
+  'start',
+  'notice',
+  'token',
+  'done',
+  'error',
+  'step',
+  'step_done'
+];
+
+const STEP_KINDS: StepKind[] = ['run_code', 'read_cell', 'list_variables'];
 
 /** The kind of an error event made here, when the stream itself is unreadable. */
 export const BAD_RESPONSE = 'bad_response';
 
 function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
+}
+
+/** The step records of a `done` event or a stored message; malformed entries are dropped. */
+export function stepRecords(value: unknown): IStepRecord[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value
+    .filter(v => v && typeof v === 'object' && typeof v.step_id === 'string')
+    .map(v => ({
+      step_id: v.step_id as string,
+      code: str(v.code),
+      cell_id: str(v.cell_id),
+      outcome: str(v.outcome)
+    }));
 }
 
 function badResponse(what: string): IErrorEvent {
@@ -80,7 +168,7 @@ function badResponse(what: string): IErrorEvent {
  * (a newer server may add some), an error event for a known one whose data is unreadable.
  */
 export function decodeEvent(event: IServerSentEvent): ChatEvent | null {
-  if (!['start', 'notice', 'token', 'done', 'error'].includes(event.event)) {
+  if (!EVENT_NAMES.includes(event.event)) {
     return null;
   }
   let data: unknown;
@@ -94,28 +182,68 @@ export function decodeEvent(event: IServerSentEvent): ChatEvent | null {
   }
   const d = data as { [key: string]: unknown };
   switch (event.event) {
-    case 'start':
-      return {
+    case 'start': {
+      const start: IStartEvent = {
         type: 'start',
         chatId: str(d.chat_id),
         messageId: str(d.message_id),
         model: str(d.model)
       };
+      if (typeof d.policy === 'string') {
+        start.policy = d.policy;
+      }
+      if (typeof d.tools === 'boolean') {
+        start.tools = d.tools;
+      }
+      if (typeof d.images === 'boolean') {
+        start.images = d.images;
+      }
+      return start;
+    }
+    case 'step':
+      return typeof d.step_id === 'string' &&
+        STEP_KINDS.includes(d.kind as StepKind)
+        ? {
+            type: 'step',
+            stepId: d.step_id,
+            kind: d.kind as StepKind,
+            code: str(d.code),
+            purpose: str(d.purpose),
+            cell: str(d.cell),
+            needsApproval: d.needs_approval === true,
+            reasons: Array.isArray(d.reasons)
+              ? d.reasons.filter(r => typeof r === 'string')
+              : []
+          }
+        : badResponse('a "step" event');
+    case 'step_done':
+      return typeof d.step_id === 'string'
+        ? { type: 'step_done', stepId: d.step_id, outcome: str(d.outcome) }
+        : badResponse('a "step_done" event');
     case 'notice':
       return { type: 'notice', message: str(d.message) };
     case 'token':
       return typeof d.text === 'string'
         ? { type: 'token', text: d.text }
         : badResponse('a "token" event');
-    case 'done':
-      return typeof d.text === 'string'
-        ? {
-            type: 'done',
-            messageId: str(d.message_id),
-            text: d.text,
-            status: d.status === 'stopped' ? 'stopped' : 'complete'
-          }
-        : badResponse('a "done" event');
+    case 'done': {
+      if (typeof d.text !== 'string') {
+        return badResponse('a "done" event');
+      }
+      const done: IDoneEvent = {
+        type: 'done',
+        messageId: str(d.message_id),
+        text: d.text,
+        status: d.status === 'stopped' ? 'stopped' : 'complete'
+      };
+      if (Array.isArray(d.steps)) {
+        done.steps = stepRecords(d.steps);
+      }
+      if (typeof d.halt === 'string') {
+        done.halt = d.halt;
+      }
+      return done;
+    }
     default:
       return {
         type: 'error',

@@ -9,6 +9,7 @@ import {
   MimeModel
 } from '@jupyterlab/rendermime';
 
+import type { StepsView } from '../agent/steps';
 import { CodeActions } from './actions';
 import { addCodeButtons } from './codeBlocks';
 import { element } from './dom';
@@ -27,6 +28,8 @@ export interface IMessageViewHost {
   insertCode(code: string, message: IChatMessage, run: boolean): Promise<void>;
   /** Keep the newest message in view if the reader was already at the bottom. */
   keepScrolled(): void;
+  /** The steps view of an agent turn's answer, or null. */
+  createSteps?(message: IChatMessage): StepsView | null;
 }
 
 /** One message on screen; an assistant's answer is re-rendered as it streams, throttled. */
@@ -44,7 +47,12 @@ export class MessageView {
     this._header = element('div', 'jp-Chapyter-chatMessageHeader');
     this._body = element('div', 'jp-Chapyter-chatMessageBody');
     this._footer = element('div', 'jp-Chapyter-chatMessageFooter');
-    this.node.append(this._header, this._body, this._footer);
+    this._steps = _panel.createSteps?.(message) ?? null;
+    this.node.append(this._header);
+    if (this._steps) {
+      this.node.appendChild(this._steps.node);
+    }
+    this.node.append(this._body, this._footer);
     if (role === 'assistant') {
       this._renderer = _panel.rendermime.createRenderer('text/markdown');
       this._renderer.addClass('jp-Chapyter-chatMarkdown');
@@ -84,6 +92,7 @@ export class MessageView {
       clearTimeout(this._timer);
     }
     this._renderer?.dispose();
+    this._steps?.dispose();
     this.node.remove();
   }
 
@@ -108,6 +117,7 @@ export class MessageView {
     const message = this.message;
     const streaming = message.status === 'streaming';
     this._drawHeader();
+    this._steps?.update();
     this.node.setAttribute('aria-busy', streaming ? 'true' : 'false');
     this.node.classList.toggle('jp-mod-streaming', streaming);
     this.node.classList.toggle('jp-mod-error', message.status === 'error');
@@ -164,7 +174,11 @@ export class MessageView {
   private _drawFooter(): void {
     const message = this.message;
     this._footer.textContent = '';
-    if (message.status === 'streaming' && !message.content) {
+    if (
+      message.status === 'streaming' &&
+      !message.content &&
+      !this._steps?.waiting
+    ) {
       this._footer.appendChild(
         element(
           'span',
@@ -200,6 +214,7 @@ export class MessageView {
   }
 
   private _header: HTMLElement;
+  private _steps: StepsView | null;
   private _body: HTMLElement;
   private _footer: HTMLElement;
   private _renderer: IRenderMime.IRenderer | null = null;

@@ -28,6 +28,7 @@ import {
   IChatContext,
   IChatMessage,
   IChatRequest,
+  IChatTurnHook,
   IHistoryView,
   IModelInfo,
   MessageStatus
@@ -61,6 +62,9 @@ export class ChatModel {
 
   /** Collects the context; set by the plugin once the notebook side is ready. */
   contextProvider: (() => Promise<IChatContext | null>) | null;
+
+  /** Runs messages as agent turns while it is enabled (`agent/`); null: plain replies. */
+  agent: IChatTurnHook | null = null;
 
   /** Messages, state, error, notebook or models changed: redraw the structure. */
   get changed(): ISignal<this, void> {
@@ -304,7 +308,12 @@ export class ChatModel {
         this._setStatus(thread, reply, 'stopped');
         return true;
       }
-      const events = await this._client.chat(request, controller.signal);
+      const agent = this.agent?.enabled ? this.agent : null;
+      const events = agent
+        ? await agent.open(request, reply, controller.signal, () =>
+            this._emitMessage(thread, reply)
+          )
+        : await this._client.chat(request, controller.signal);
       let ended = false;
       for await (const event of events) {
         if (this._apply(thread, reply, event)) {
@@ -355,6 +364,10 @@ export class ChatModel {
     }
     thread.stopping = true;
     this._changed.emit();
+    const reply = thread.messages[thread.messages.length - 1];
+    if (reply?.status === 'streaming') {
+      this.agent?.stop(reply);
+    }
     if (!thread.messageId) {
       // The server has not named the reply yet: closing the connection is the only way.
       controller.abort();

@@ -9,6 +9,9 @@ import { addIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { AgentController } from '../agent/controller';
+import { agentControls, IAgentControls, policyLabel } from '../agent/controls';
+import { StepsView } from '../agent/steps';
 import { CodeActions } from './actions';
 import { button, element } from './dom';
 import { MessageView } from './messageView';
@@ -35,6 +38,8 @@ export interface IChatPanelOptions {
   rendermime: IRenderMimeRegistry;
   /** Inserts, runs and copies code. */
   actions: CodeActions;
+  /** Agent mode (the toggle, the policy, the steps under answers); none: plain chat only. */
+  agent?: AgentController | null;
 }
 
 /** The sidebar panel titled "AI Chat". */
@@ -45,6 +50,7 @@ export class ChatPanel extends Widget {
     this.model = options.model;
     this.rendermime = options.rendermime;
     this.actions = options.actions;
+    this.agent = options.agent ?? null;
     this.addClass('jp-Chapyter-chat');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'AI Chat');
@@ -164,7 +170,13 @@ export class ChatPanel extends Widget {
     );
 
     const footer = element('div', 'jp-Chapyter-chatFooter');
-    footer.append(this._error, context, inputRow, hint);
+    footer.append(this._error, context);
+    if (this.agent) {
+      this._agentControls = agentControls(this.agent);
+      footer.appendChild(this._agentControls.node);
+      this.agent.changed.connect(this._onAgentChanged, this);
+    }
+    footer.append(inputRow, hint);
     this.node.append(header, this._messages, footer);
 
     this.model.changed.connect(this._onChanged, this);
@@ -180,6 +192,19 @@ export class ChatPanel extends Widget {
   readonly rendermime: IRenderMimeRegistry;
   /** Acts on the notebook. */
   readonly actions: CodeActions;
+  /** Agent mode, if offered. */
+  readonly agent: AgentController | null;
+
+  /** The steps view under an answer (agent turns), or null. */
+  createSteps(message: IChatMessage): StepsView | null {
+    if (!this.agent || message.role !== 'assistant') {
+      return null;
+    }
+    return new StepsView(message, {
+      agent: this.agent,
+      notebookPath: () => this.model.notebook
+    });
+  }
 
   /** Put the cursor in the input. */
   focusInput(): void {
@@ -262,6 +287,11 @@ export class ChatPanel extends Widget {
     this._input.focus();
   }
 
+  private _onAgentChanged(): void {
+    this._updateInput();
+    this._onContextChanged();
+  }
+
   private _onChanged(): void {
     const model = this.model;
     this._drawModels();
@@ -293,6 +323,9 @@ export class ChatPanel extends Widget {
       summary = 'No context with the next message';
     } else {
       summary = context?.summary ?? 'Reading the notebook…';
+    }
+    if (this.agent?.enabled && model.notebook) {
+      summary += ` · Agent: ${policyLabel(this.agent.policy).toLowerCase()}`;
     }
     this._chipSummary.textContent = summary;
     this._chipText.textContent = model.contextEnabled
@@ -423,9 +456,12 @@ export class ChatPanel extends Widget {
     const streaming = model.state === 'streaming';
     const hadFocus = document.activeElement === this._stop;
     this._input.disabled = !model.notebook;
-    this._input.placeholder = model.notebook
-      ? 'Ask about this notebook'
-      : 'Open a notebook to chat about it';
+    this._input.placeholder = !model.notebook
+      ? 'Open a notebook to chat about it'
+      : this.agent?.enabled
+        ? 'Ask; the agent may run code in this notebook'
+        : 'Ask about this notebook';
+    this._agentControls?.update(!!model.notebook);
     this._send.hidden = streaming;
     this._send.disabled =
       !model.notebook || model.state !== 'idle' || !this._input.value.trim();
@@ -436,6 +472,7 @@ export class ChatPanel extends Widget {
     }
   }
 
+  private _agentControls: IAgentControls | null = null;
   private _modelSelect: HTMLSelectElement;
   private _newChat: HTMLButtonElement;
   private _messages: HTMLElement;

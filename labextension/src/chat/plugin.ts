@@ -10,6 +10,9 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { AgentClient } from '../agent/client';
+import { AgentController } from '../agent/controller';
+import { NotebookDriver } from '../agent/notebook';
 import { CodeActions } from './actions';
 import { ChatClient } from './client';
 import { chatIcon } from './icons';
@@ -58,10 +61,39 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       client,
       context: () => collector.collect()
     });
+    const agent = new AgentController({
+      client: new AgentClient(),
+      notebook: path => {
+        const found = tracker.find(p => p.context.path === path);
+        return found
+          ? new NotebookDriver(found, p => app.shell.activateById(p.id))
+          : null;
+      },
+      describeModel: name => {
+        const info = model.modelInfo(name || null);
+        return { model: info?.model ?? name, endpoint: info?.host };
+      }
+    });
+    model.agent = agent;
+    // Step links say "Cell N": follow every notebook's cells (also once it has loaded).
+    const followCells = (notebook: NotebookPanel) =>
+      void notebook.context.ready.then(() => {
+        agent.notifyCells();
+        notebook.content.model?.cells.changed.connect(() =>
+          agent.notifyCells()
+        );
+      });
+    tracker.forEach(followCells);
+    tracker.widgetAdded.connect((_, notebook) => followCells(notebook));
+    void client
+      .config()
+      .then(config => agent.setServerPolicy(config.agent?.policy))
+      .catch(() => undefined);
     const panel = new ChatPanel({
       model,
       rendermime,
-      actions: new CodeActions(tracker)
+      actions: new CodeActions(tracker),
+      agent
     });
     panel.id = 'jp-chapyter-chat';
     panel.title.icon = chatIcon;
@@ -75,6 +107,8 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       collector.settings = settings;
       model.contextDefault = settings.sendContext;
       model.preferredModel = settings.model;
+      agent.enabled = settings.agentMode;
+      agent.setPolicySetting(settings.agentPolicy);
       if (settings.side !== side) {
         const wasVisible = panel.isVisible;
         side = settings.side;
@@ -95,6 +129,16 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
           model.modelSelected.connect((_, name) => {
             if ((name ?? '') !== readSettings(settings).model) {
               void settings.set('model', name ?? '');
+            }
+          });
+          // The Agent toggle and the policy are remembered per user.
+          agent.changed.connect(() => {
+            const saved = readSettings(settings);
+            if (agent.enabled !== saved.agentMode) {
+              void settings.set('agentMode', agent.enabled);
+            }
+            if (agent.policySetting !== saved.agentPolicy) {
+              void settings.set('agentPolicy', agent.policySetting);
             }
           });
         })

@@ -3,7 +3,7 @@
  * signals, so `model.ts` keeps only the state machine and its notifications.
  */
 
-import { ChatEvent, BAD_RESPONSE } from './events';
+import { ChatEvent, BAD_RESPONSE, stepRecords } from './events';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
 
 /** What a thread is doing. */
@@ -71,6 +71,12 @@ export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
   if (message.status === 'error') {
     message.error = data.error ?? 'This reply failed.';
   }
+  if (Array.isArray(data.steps) && data.steps.length) {
+    message.steps = stepRecords(data.steps);
+  }
+  if (typeof data.halt === 'string' && data.halt) {
+    message.halt = data.halt;
+  }
   return message;
 }
 
@@ -120,8 +126,18 @@ export function applyEvent(
     case 'token':
       reply.content += event.text;
       return { do: 'redraw' };
+    case 'step':
+    case 'step_done':
+      // The agent's runner (agent/) keeps the live steps; the reply is only redrawn.
+      return { do: 'redraw' };
     case 'done':
       reply.content = event.text;
+      if (event.steps) {
+        reply.steps = event.steps;
+      }
+      if (event.halt) {
+        reply.halt = event.halt;
+      }
       if (event.messageId) {
         reply.id = event.messageId;
       }

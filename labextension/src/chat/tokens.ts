@@ -4,7 +4,7 @@
  */
 
 import type { INotebookSnapshot } from './context';
-import type { ChatEvent } from './events';
+import type { ChatEvent, IStepRecord } from './events';
 
 /** Plugin ids of the chat. */
 export namespace ChatPluginIDs {
@@ -32,6 +32,10 @@ export interface IModelInfo {
   local?: boolean;
   /** One line to show the user about this model, e.g. how to configure a better one. */
   notice?: string;
+  /** Agent turns: whether the model gets OpenAI tools (else fenced code blocks). */
+  tools?: boolean;
+  /** Agent turns: whether the model sees figures as images. */
+  images?: boolean;
 }
 
 /** The body of `GET chapyter-ext/config`. */
@@ -44,6 +48,8 @@ export interface IChatConfig {
   version: string;
   /** Characters of context per request (`Chapyter.context_budget`): the one budget. */
   context_budget?: number;
+  /** Agent turns: the server's default policy and caps. */
+  agent?: { policy?: string; max_steps?: number; time_limit?: number };
 }
 
 /** Where a message stands. */
@@ -65,6 +71,10 @@ export interface IChatMessage {
   status: MessageStatus;
   /** Why it failed, one line (status "error" only). */
   error?: string;
+  /** Agent turns: the steps that ran (from the history, or the `done` event). */
+  steps?: IStepRecord[];
+  /** Agent turns: the one line saying which cap stopped the turn. */
+  halt?: string;
 }
 
 /** The body of `GET chapyter-ext/history` (and of the other history calls). */
@@ -93,6 +103,29 @@ export interface IChatRequest {
   context?: INotebookSnapshot;
   /** Name of the model to ask (the default when absent). */
   model?: string;
+  /** Agent turns: the approval policy ("ask", "risky", "never"; the server's default when absent). */
+  policy?: string;
+}
+
+/**
+ * Runs a message as an agent turn instead of a plain reply (`agent/`): the chat model asks
+ * it before each message, so the agent's code stays out of the chat's state machine.
+ */
+export interface IChatTurnHook {
+  /** Whether the next message goes as an agent turn. */
+  readonly enabled: boolean;
+  /**
+   * Start the turn of `request` whose answer is `reply`: the typed events to apply, while
+   * the hook runs the steps (`redraw` says the reply's steps changed).
+   */
+  open(
+    request: IChatRequest,
+    reply: IChatMessage,
+    signal: AbortSignal,
+    redraw: () => void
+  ): Promise<AsyncIterable<ChatEvent>>;
+  /** Stop was pressed for `reply`: end the steps (interrupt a running cell). */
+  stop(reply: IChatMessage): void;
 }
 
 /** A failed call to the server: `kind` as in `{"error": {"kind", "message"}}`. */
@@ -164,6 +197,10 @@ export interface IChatSettings {
   includeVariables: boolean;
   /** Name of the model picked last ('' for the server's default). */
   model: string;
+  /** Whether messages go as agent turns (the model runs code in the notebook). */
+  agentMode: boolean;
+  /** When agent turns ask before running code: "ask", "risky", "never" ('' for the server's default). */
+  agentPolicy: '' | 'ask' | 'risky' | 'never';
 }
 
 /** Defaults of {@link IChatSettings}, as in the schema. */
@@ -172,5 +209,7 @@ export const DEFAULT_CHAT_SETTINGS: IChatSettings = {
   sendContext: true,
   neighbourCells: 1,
   includeVariables: true,
-  model: ''
+  model: '',
+  agentMode: false,
+  agentPolicy: ''
 };

@@ -81,8 +81,10 @@ export interface IGeneratedFields {
   check_error?: string | null;
   /** The chat a chat cell came from. */
   chat_id?: string | null;
-  /** The assistant message a chat cell came from. */
+  /** The assistant message a chat cell came from (an agent turn's id). */
   message_id?: string | null;
+  /** The agent step an agent cell ran. */
+  step_id?: string | null;
 }
 
 /** The current time as ISO 8601 in UTC, to the second. */
@@ -111,7 +113,8 @@ export function generatedMetadata(
     ['check', fields.check],
     ['check_error', fields.check_error],
     ['chat_id', fields.chat_id],
-    ['message_id', fields.message_id]
+    ['message_id', fields.message_id],
+    ['step_id', fields.step_id]
   ];
   const result: { [key: string]: unknown } = {};
   for (const [key, value] of ordered) {
@@ -227,6 +230,36 @@ export interface IChatCodeOrigin {
   messageId: string;
   /** When the message was written (ISO 8601); now when unknown. */
   created?: string;
+}
+
+/** Where an agent step's code came from. */
+export interface IAgentCodeOrigin {
+  /** Model id that wrote it. */
+  model: string;
+  /** Host of the endpoint, if known. */
+  endpoint?: string;
+  /** The chat. */
+  chatId: string;
+  /** The turn (the reply's message id). */
+  messageId: string;
+  /** The step. */
+  stepId: string;
+}
+
+/** The `metadata.chapyter` of a cell an agent turn inserted and ran. */
+export function agentCellMetadata(
+  code: string,
+  origin: IAgentCodeOrigin
+): IGeneratedMetadata {
+  return generatedMetadata({
+    code,
+    source: 'agent',
+    model: origin.model,
+    endpoint: origin.endpoint || null,
+    chat_id: origin.chatId,
+    message_id: origin.messageId,
+    step_id: origin.stepId
+  });
 }
 
 /** A fenced block's code as a cell holds it: no trailing newline. */

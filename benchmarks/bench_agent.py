@@ -1,0 +1,241 @@
+"""What the agent loop adds per step beyond the kernel's own run time, with a zero-latency model.
+
+Run: .venv/bin/python benchmarks/bench_agent.py [--steps 20] [--turns 5]
+
+Two measurements, everything on 127.0.0.1, the model being the loopback server answering at
+once (so every figure is chapyter-ext's own cost):
+
+1. Server path (what JupyterLab's agent mode uses): a real `jupyter server` with chapyter-ext;
+   a client plays the browser: it posts `chapyter-ext/agent` and answers every `step` event at
+   once with a result (`agent/result`, one stdout output). Per step: from a `step` event to the
+   next one = the result's POST, the tool result assembled and redacted, the next model round
+   trip (request built, streamed answer parsed), the SSE event. The kernel run and the
+   browser's cell insertion are not in it.
+2. Headless path (`chapyter-ext agent`): one turn of `--steps` steps in a real kernel, per step
+   the model round trip, the loop, the cell run with the figure capture, the result observed;
+   minus the same cell's run on the same kind of kernel through jupyter_client (the kernel's
+   own run time, round trip included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from urllib.request import Request, urlopen
+
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+STEP_CODE = "x = 6 * 7"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post_json(url: str, data: dict) -> None:
+    body = json.dumps(data).encode()
+    urlopen(Request(url, data=body, headers={"Content-Type": "application/json"}))
+
+
+def wait_for(url: str, token: str = "", timeout: float = 90) -> None:
+    deadline = time.time() + timeout
+    while True:
+        try:
+            urlopen(Request(url, headers={"Authorization": f"token {token}"}))
+            return
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def script_turn(fake_url: str, steps: int) -> None:
+    """``steps`` tool calls running STEP_CODE, then an answer."""
+    call = {"name": "run_code", "arguments": {"code": STEP_CODE, "purpose": "compute"}}
+    replies = [{"content": "", "tool_calls": [call], "chunk_size": 4096} for _ in range(steps)]
+    replies.append({"content": "x is 42.", "chunk_size": 4096})
+    post_json(f"{fake_url}/_control/reset", {})
+    post_json(f"{fake_url}/_control/script", {"replies": replies})
+
+
+async def server_turn(client, base: str, token: str, notebook: str) -> list[float]:
+    """One agent turn, the client answering each step at once; seconds between steps."""
+    headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
+    buffer = b""
+    stamps: list[float] = []
+    message_id = ""
+    pending: list[asyncio.Future] = []
+    loop = asyncio.get_running_loop()
+
+    async def answer(step_id: str, count: int) -> None:
+        result = {
+            "message_id": message_id,
+            "step_id": step_id,
+            "status": "ran",
+            "result": {
+                "cell_id": f"cell-{count}",
+                "execution_count": count,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "42\n"}],
+            },
+        }
+        await client.fetch(
+            HTTPRequest(
+                f"{base}chapyter-ext/agent/result",
+                method="POST",
+                body=json.dumps(result),
+                headers=headers,
+            )
+        )
+
+    def on_chunk(chunk: bytes) -> None:
+        nonlocal buffer, message_id
+        buffer += chunk
+        while b"\n\n" in buffer:
+            raw, buffer = buffer.split(b"\n\n", 1)
+            lines = raw.decode().split("\n")
+            event = next((ln[7:] for ln in lines if ln.startswith("event: ")), "")
+            data = next((ln[6:] for ln in lines if ln.startswith("data: ")), "")
+            if event == "start":
+                message_id = json.loads(data)["message_id"]
+            elif event == "step":
+                stamps.append(time.perf_counter())
+                step = json.loads(data)
+                pending.append(loop.create_task(answer(step["step_id"], len(stamps))))
+
+    body = {"notebook": notebook, "message": "compute x", "policy": "never", "context": None}
+    await client.fetch(
+        HTTPRequest(
+            f"{base}chapyter-ext/agent",
+            method="POST",
+            body=json.dumps(body),
+            headers=headers,
+            streaming_callback=on_chunk,
+            request_timeout=600,
+        )
+    )
+    await asyncio.gather(*pending)
+    return [b - a for a, b in zip(stamps, stamps[1:])]
+
+
+def measure_server(fake_url: str, root: str, steps: int, turns: int) -> list[float]:
+    token = secrets.token_hex(16)
+    port = free_port()
+    env = {**os.environ, "OPENAI_BASE_URL": f"{fake_url}/v1", "OPENAI_API_KEY": "sk-bench"}
+    env["CHAPYTER_MODEL"] = "fake-model"
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "jupyter_server", "--no-browser",
+            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+            "--allow-root", f"--Chapyter.agent_max_steps={steps + 1}",
+            f"--ChapyterExtApp.history_dir={root}/history",
+        ],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}/"
+        wait_for(f"{base}api/status", token)
+
+        async def run() -> list[float]:
+            client = AsyncHTTPClient()
+            gaps: list[float] = []
+            for i in range(turns + 1):
+                script_turn(fake_url, steps)
+                turn = await server_turn(client, base, token, f"bench/agent{i}.ipynb")
+                if i:  # the first turn warms up (imports, first connections)
+                    gaps.extend(turn)
+            return gaps
+
+        return asyncio.run(run())
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def kernel_run_times(n: int) -> list[float]:
+    """The kernel's own run time of STEP_CODE: execute request to reply, jupyter_client."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        for _ in range(3):
+            kc.execute_interactive(STEP_CODE, timeout=60, output_hook=lambda msg: None)
+        times = []
+        for _ in range(n):
+            started = time.perf_counter()
+            kc.execute_interactive(STEP_CODE, timeout=60, output_hook=lambda msg: None)
+            times.append(time.perf_counter() - started)
+        return times
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def headless_step_times(fake_url: str, root: str, steps: int) -> list[float]:
+    import nbformat
+
+    from chapyter_ext.agent.headless import run_agent_file
+    from chapyter_ext.config import Chapyter
+
+    path = os.path.join(root, "headless.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("y = 1")]), path)
+    script_turn(fake_url, steps)
+    os.environ.update(OPENAI_BASE_URL=f"{fake_url}/v1", OPENAI_API_KEY="sk-bench")
+    settings = Chapyter(model="fake-model", agent_max_steps=steps + 1, agent_policy="never")
+    stamps: list[float] = []
+    run_agent_file(
+        path, "compute x", yes=True, settings=settings, on_line=lambda _: stamps.append(
+            time.perf_counter()
+        )
+    )  # fmt: skip
+    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+    return gaps[1:]  # the first gap warms up
+
+
+def ms(values: list[float]) -> float:
+    return round(statistics.median(values) * 1000, 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20, help="steps per turn")
+    parser.add_argument("--turns", type=int, default=5, help="server turns measured")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as root:
+        fake_port = free_port()
+        fake = subprocess.Popen(
+            [sys.executable, "-m", "chapyter_ext.testing.openai_server", f"--port={fake_port}"],
+            stdout=subprocess.DEVNULL,
+        )
+        fake_url = f"http://127.0.0.1:{fake_port}"
+        try:
+            wait_for(f"{fake_url}/v1/models")
+            server = measure_server(fake_url, root, args.steps, args.turns)
+            kernel = kernel_run_times(args.steps * 2)
+            headless = headless_step_times(fake_url, root, args.steps)
+        finally:
+            fake.terminate()
+            fake.wait(10)
+    result = {
+        "server_per_step_ms": ms(server),
+        "server_steps_measured": len(server),
+        "kernel_own_run_ms": ms(kernel),
+        "headless_per_step_ms": ms(headless),
+        "headless_overhead_beyond_kernel_ms": round(ms(headless) - ms(kernel), 2),
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

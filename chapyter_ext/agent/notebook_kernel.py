@@ -1,0 +1,193 @@
+"""The notebook's kernel for a headless agent turn, through nbclient: rebuild the state, run
+each step's cell with its figure digests read in the same request, evaluate expressions."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+from . import figures
+
+if TYPE_CHECKING:
+    from .loop import StepResult
+
+_CONTEXT_EXPRESSION = (
+    "__import__('chapyter_ext.context', fromlist=['kernel_context'])"
+    ".kernel_context(get_ipython(), budget={budget})"
+)
+
+
+class KernelRunError(Exception):
+    """The kernel could not start or rebuild the notebook's state; ``str()`` is one line."""
+
+
+class NotebookKernel:
+    """The notebook's kernel through nbclient: rebuilds the state, runs steps, evaluates
+    expressions. ``nb`` here is a working copy: the cells that ran, then the agent's."""
+
+    def __init__(self, nb: Any, *, cwd: str, timeout: float) -> None:
+        from nbclient import NotebookClient
+
+        self.nb = copy.deepcopy(nb)
+        self.timeout = timeout
+        self.client = NotebookClient(
+            self.nb,
+            timeout=_whole_seconds(timeout),
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            record_timing=False,
+            resources={"metadata": {"path": cwd}},
+        )
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> NotebookKernel:
+        from nbclient.exceptions import DeadKernelError
+
+        try:
+            # The kernel process's own log (e.g. ipykernel's TCP warning) is not the user's
+            # business here; what cells print comes over the protocol.
+            self._stack.enter_context(self.client.setup_kernel(stderr=subprocess.DEVNULL))
+            for index, cell in enumerate(self.nb.cells):
+                if cell.cell_type == "code":
+                    self.client.execute_cell(cell, index)
+        except DeadKernelError:
+            self._stack.close()
+            raise KernelRunError("the kernel died while the notebook's cells ran.") from None
+        except Exception as err:
+            self._stack.close()
+            raise KernelRunError(f"cannot run the notebook: {_one_line(err)}") from None
+        # Silent: no execution count, no history; a kernel without chapyter_ext just has none.
+        self._evaluate(figures.INSTALL_CODE, {})
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    def context(self, budget: int) -> str:
+        """The kernel's context (variables, recent cells, last error), as ``%%ai`` builds it."""
+        values = self._evaluate("", {"context": _CONTEXT_EXPRESSION.format(budget=int(budget))})
+        text = values.get("context")
+        return text if isinstance(text, str) else ""
+
+    def run_step(self, cell: Any, seconds: float) -> StepResult:
+        """Append ``cell`` and run it, reading the figures in the same request."""
+        from nbclient.exceptions import DeadKernelError
+
+        from .loop import StepResult
+
+        self.nb.cells.append(cell)
+        index = len(self.nb.cells) - 1
+        expressions: dict[str, Any] = {}
+        client = self.client
+        kc = client.kc
+        assert kc is not None
+        execute = kc.execute
+
+        def execute_with_figures(code: str, **kwargs: Any) -> str:
+            return execute(code, user_expressions={"figures": figures.TAKE_EXPRESSION}, **kwargs)
+
+        def keep_reply(cell: Any, cell_index: int, execute_reply: dict) -> None:
+            expressions.update(execute_reply.get("content", {}).get("user_expressions") or {})
+
+        kc.execute = execute_with_figures  # type: ignore[method-assign,assignment]
+        previous_hook = client.on_cell_executed
+        client.on_cell_executed = keep_reply
+        client.timeout = _whole_seconds(min(self.timeout, seconds))
+        try:
+            client.execute_cell(cell, index)
+        except DeadKernelError:
+            return StepResult(cell_id=cell.id, error="the kernel died while the cell ran")
+        finally:
+            del kc.execute
+            client.on_cell_executed = previous_hook
+            client.timeout = _whole_seconds(self.timeout)
+        digests = _expression_value(expressions.get("figures"))
+        return StepResult(
+            outputs=[dict(o) for o in cell.outputs],
+            execution_count=cell.get("execution_count"),
+            cell_id=cell.id,
+            figures=digests if isinstance(digests, list) else [],
+            images=[
+                o["data"]["image/png"]
+                for o in cell.outputs
+                if o.get("output_type") in ("display_data", "execute_result")
+                and isinstance(o.get("data", {}).get("image/png"), str)
+            ],
+        )
+
+    def describe_cell(self, ref: str) -> str:
+        """The source and outputs of a cell: a 1-based position or a cell id."""
+        cells = self.nb.cells
+        ref = str(ref).strip()
+        index = (
+            int(ref) - 1
+            if ref.isdigit()
+            else next((i for i, c in enumerate(cells) if c.get("id") == ref), -1)
+        )
+        if not 0 <= index < len(cells):
+            return f"There is no cell {ref!r}: the notebook has cells 1 to {len(cells)}."
+        cell = cells[index]
+        lines = [f"Cell {index + 1} ({cell.cell_type}, id {cell.get('id', '?')}):", cell.source]
+        for out in cell.get("outputs", []):
+            lines.append(_output_text(out))
+        return "\n".join(line for line in lines if line)
+
+    def _evaluate(self, code: str, expressions: dict[str, str]) -> dict[str, Any]:
+        """Run ``code`` silently with ``expressions``; their values (None where they failed)."""
+        kc = self.client.kc
+        assert kc is not None
+        msg_id = kc.execute(code, silent=True, store_history=False, user_expressions=expressions)
+        try:
+            reply = self.client.wait_for_reply(msg_id)
+        except Exception:
+            return {}
+        found = (reply or {}).get("content", {}).get("user_expressions") or {}
+        return {name: _expression_value(found.get(name)) for name in expressions}
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _expression_value(entry: Any) -> Any:
+    """A user expression's value: its ``application/json`` (figure digests), else its
+    ``text/plain`` read as a Python literal; None when it failed."""
+    import ast
+
+    if not isinstance(entry, dict) or entry.get("status") != "ok":
+        return None
+    data = entry.get("data") or {}
+    if "application/json" in data:
+        return data["application/json"]
+    text = data.get("text/plain")
+    try:
+        return ast.literal_eval(text) if isinstance(text, str) else None
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _output_text(out: Any) -> str:
+    kind = out.get("output_type")
+    if kind == "stream":
+        return str(out.get("text", ""))
+    if kind == "error":
+        return f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
+    data = out.get("data", {})
+    text = data.get("text/plain")
+    if isinstance(text, list):
+        text = "".join(text)
+    shown = text if isinstance(text, str) else ""
+    if "image/png" in data:
+        shown = f"{shown} [a figure]".strip()
+    return shown
+
+
+def _whole_seconds(seconds: float) -> int:
+    return max(1, math.ceil(seconds))
+
+
+def _one_line(err: BaseException) -> str:
+    lines = [line for line in str(err).strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else type(err).__name__

@@ -1,0 +1,558 @@
+import { ChatEvent, decodeEvent } from '../chat/events';
+import { applyEvent, newThread } from '../chat/thread';
+import { IChatMessage } from '../chat/tokens';
+import { AgentController } from '../agent/controller';
+import { AgentTurn, localOutcome } from '../agent/runner';
+import {
+  IAgentClient,
+  IAgentRequest,
+  INotebookDriver,
+  IRunOutcome,
+  IStepOrigin,
+  IStepResultBody
+} from '../agent/tokens';
+import { ChatRequestError } from '../chat/tokens';
+
+/** A notebook of cell ids; runs answer from `outcomes` (by code). */
+class FakeNotebook implements INotebookDriver {
+  cells: string[] = ['a', 'b', 'c'];
+  active = 0;
+  inserted: { id: string; code: string; origin: IStepOrigin }[] = [];
+  ran: string[] = [];
+  interrupts = 0;
+  removals: string[][] = [];
+  noKernel: string | null = null;
+  /** Resolves the run under way (to test Stop while a cell runs). */
+  release: (() => void) | null = null;
+  holdRuns = false;
+
+  cannotRun(): string | null {
+    return this.noKernel;
+  }
+
+  insert(code: string, origin: IStepOrigin, afterId: string | null): string {
+    const id = `new${this.inserted.length + 1}`;
+    const after = afterId ? this.cells.indexOf(afterId) : -1;
+    const index = after >= 0 ? after + 1 : this.active + 1;
+    this.cells.splice(index, 0, id);
+    this.inserted.push({ id, code, origin });
+    return id;
+  }
+
+  async run(cellId: string): Promise<IRunOutcome> {
+    this.ran.push(cellId);
+    if (this.holdRuns) {
+      await new Promise<void>(resolve => (this.release = resolve));
+    }
+    const code = this.inserted.find(c => c.id === cellId)!.code;
+    const outputs = code.includes('boom')
+      ? [{ output_type: 'error', ename: 'NameError', evalue: 'boom' }]
+      : [{ output_type: 'stream', name: 'stdout', text: '42\n' }];
+    return {
+      ran: true,
+      result: {
+        cell_id: cellId,
+        execution_count: this.ran.length,
+        outputs,
+        figures: [],
+        images: []
+      }
+    };
+  }
+
+  async readCell(cell: string): Promise<string> {
+    return `cell ${cell}`;
+  }
+
+  async listVariables(): Promise<string> {
+    return 'x (int): 42';
+  }
+
+  async interrupt(): Promise<void> {
+    this.interrupts++;
+    this.release?.();
+  }
+
+  remove(ids: string[]): number {
+    this.removals.push(ids);
+    const present = ids.filter(id => this.cells.includes(id));
+    this.cells = this.cells.filter(id => !ids.includes(id));
+    return present.length;
+  }
+
+  has(id: string): boolean {
+    return this.cells.includes(id);
+  }
+
+  position(id: string): number {
+    return this.cells.indexOf(id) + 1;
+  }
+
+  reveal(): void {
+    // nothing to show in node
+  }
+}
+
+class FakeClient implements IAgentClient {
+  results: IStepResultBody[] = [];
+  requests: IAgentRequest[] = [];
+  events: ChatEvent[] = [];
+  refuse: ChatRequestError | null = null;
+
+  /** The turn the events go to (for the gate in {@link serverEvents}). */
+  turn: () => AgentTurn | null = () => null;
+
+  async agent(request: IAgentRequest): Promise<AsyncIterable<ChatEvent>> {
+    this.requests.push(request);
+    return serverEvents(this.events, this, this.turn);
+  }
+
+  async result(body: IStepResultBody): Promise<void> {
+    this.results.push(body);
+    if (this.refuse && body.status === 'ran') {
+      throw this.refuse;
+    }
+  }
+}
+
+const start: ChatEvent = {
+  type: 'start',
+  chatId: 'chat1',
+  messageId: 'turn1',
+  model: 'fake',
+  policy: 'never'
+};
+
+function step(id: string, code: string, needsApproval = false): ChatEvent {
+  return {
+    type: 'step',
+    stepId: id,
+    kind: 'run_code',
+    code,
+    purpose: '',
+    cell: '',
+    needsApproval,
+    reasons: []
+  };
+}
+
+const done: ChatEvent = {
+  type: 'done',
+  messageId: 'turn1',
+  text: 'The value is 42.',
+  status: 'complete'
+};
+
+/**
+ * The events as the server sends them: after a `step`, nothing until the step's result was
+ * posted (or the turn was stopped), unless `eager`.
+ */
+async function* serverEvents(
+  events: ChatEvent[],
+  client: FakeClient,
+  turn: () => AgentTurn | null,
+  eager = false
+): AsyncGenerator<ChatEvent> {
+  for (const event of events) {
+    yield event;
+    if (event.type === 'step' && !eager) {
+      while (
+        !client.results.some(r => r.step_id === event.stepId) &&
+        !turn()?.stopped
+      ) {
+        await new Promise(resolve => setTimeout(resolve, 1));
+      }
+    }
+  }
+}
+
+async function collect(
+  turn: AgentTurn,
+  events: ChatEvent[],
+  eager = false
+): Promise<ChatEvent[]> {
+  const seen: ChatEvent[] = [];
+  const client = (turn as any)._options.client as FakeClient;
+  const source = serverEvents(events, client, () => turn, eager);
+  for await (const event of turn.run(source)) {
+    seen.push(event);
+  }
+  return seen;
+}
+
+/** Wait until `check` holds (the turn runs in the background). */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) {
+    await new Promise(resolve => setTimeout(resolve, 1));
+  }
+  expect(check()).toBe(true);
+}
+
+describe('AgentTurn', () => {
+  it('inserts each step below the previous one, runs it and posts what it left', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    const turn = new AgentTurn({
+      client,
+      notebook,
+      describeModel: name => ({ model: `${name}-id`, endpoint: 'host' })
+    });
+    const seen = await collect(turn, [
+      start,
+      step('s1', 'print(boom)'),
+      { type: 'step_done', stepId: 's1', outcome: 'NameError: boom' },
+      step('s2', 'print(42)'),
+      done
+    ]);
+    expect(seen.map(e => e.type)).toEqual([
+      'start',
+      'step',
+      'step_done',
+      'step',
+      'done'
+    ]);
+    // The first below the active cell, the next after the first.
+    expect(notebook.cells).toEqual(['a', 'new1', 'new2', 'b', 'c']);
+    expect(notebook.inserted[0].origin).toEqual({
+      model: 'fake-id',
+      endpoint: 'host',
+      chatId: 'chat1',
+      messageId: 'turn1',
+      stepId: 's1'
+    });
+    expect(client.results.map(r => [r.step_id, r.status])).toEqual([
+      ['s1', 'ran'],
+      ['s2', 'ran']
+    ]);
+    expect(client.results[0].message_id).toBe('turn1');
+    expect(client.results[0].result!.outputs[0].ename).toBe('NameError');
+    expect(turn.steps.map(s => s.outcome)).toEqual(['NameError: boom', 'Ran.']);
+    expect(turn.cellIds).toEqual(['new1', 'new2']);
+  });
+
+  it('waits for approval: Run with edited code, Skip posts "skipped"', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    let changes = 0;
+    const turn = new AgentTurn({
+      client,
+      notebook,
+      onChange: () => changes++
+    });
+    const running = collect(turn, [
+      start,
+      step('s1', 'x = 1', true),
+      step('s2', 'import os; os.remove("f")', true),
+      done
+    ]);
+    await until(() => turn.steps[0]?.state === 'approval');
+    expect(notebook.inserted).toHaveLength(0);
+    expect(turn.decide('s1', { run: true, code: 'x = 2' })).toBe(true);
+    await until(() => turn.steps[1]?.state === 'approval');
+    expect(notebook.inserted.map(c => c.code)).toEqual(['x = 2']);
+    expect(turn.steps[0].code).toBe('x = 2');
+    turn.decide('s2', { run: false });
+    await running;
+    expect(notebook.inserted).toHaveLength(1);
+    expect(client.results.map(r => r.status)).toEqual(['ran', 'skipped']);
+    expect(turn.steps[1].state).toBe('skipped');
+    expect(changes).toBeGreaterThan(3);
+    // An answer for a step that is not waiting does nothing.
+    expect(turn.decide('s2', { run: false })).toBe(false);
+  });
+
+  it('Stop ends a pending approval without posting, and interrupts a running cell', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    const waiting = collect(turn, [start, step('s1', 'x = 1', true), done]);
+    await until(() => turn.steps[0]?.state === 'approval');
+    turn.stop();
+    await waiting;
+    expect(turn.steps[0].state).toBe('stopped');
+    expect(client.results).toEqual([]);
+    expect(notebook.inserted).toEqual([]);
+
+    const notebook2 = new FakeNotebook();
+    notebook2.holdRuns = true;
+    const client2 = new FakeClient();
+    const turn2 = new AgentTurn({ client: client2, notebook: notebook2 });
+    const running = collect(turn2, [start, step('s1', 'long()'), done]);
+    await until(() => notebook2.ran.length === 1);
+    turn2.stop();
+    await running;
+    expect(notebook2.interrupts).toBe(1);
+    expect(turn2.steps[0].outcome).toBe('Interrupted.');
+    // The server abandoned the step: nothing is posted after Stop.
+    expect(client2.results).toEqual([]);
+  });
+
+  it('a turn the server ends while a step waits for approval does not hang', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    const seen = await collect(
+      turn,
+      [start, step('s1', 'x = 1', true), done],
+      true
+    );
+    expect(seen.map(e => e.type)).toEqual(['start', 'step', 'done']);
+    expect(turn.steps[0].state).toBe('stopped');
+    expect(turn.steps[0].outcome).toBe('Not run: the turn ended.');
+    expect(client.results).toEqual([]);
+    expect(notebook.inserted).toEqual([]);
+  });
+
+  it('without a kernel nothing is inserted and the server hears why', async () => {
+    const notebook = new FakeNotebook();
+    notebook.noKernel = 'The notebook has no kernel.';
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    await collect(turn, [start, step('s1', 'x = 1'), done]);
+    expect(notebook.inserted).toEqual([]);
+    expect(client.results).toEqual([
+      {
+        message_id: 'turn1',
+        step_id: 's1',
+        status: 'failed_to_run',
+        text: 'The notebook has no kernel.'
+      }
+    ]);
+    expect(turn.steps[0].state).toBe('failed');
+  });
+
+  it('answers reads with text', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    await collect(turn, [
+      start,
+      { ...(step('r1', '') as any), kind: 'read_cell', cell: '2' },
+      { ...(step('r2', '') as any), kind: 'list_variables' },
+      done
+    ]);
+    expect(client.results.map(r => [r.status, r.text])).toEqual([
+      ['ran', 'cell 2'],
+      ['ran', 'x (int): 42']
+    ]);
+    expect(notebook.inserted).toEqual([]);
+  });
+
+  it('a result the server refuses becomes failed_to_run, so the turn does not hang', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    client.refuse = new ChatRequestError('bad_request', 'too large', 400);
+    const turn = new AgentTurn({ client, notebook });
+    await collect(turn, [start, step('s1', 'x = 1'), done]);
+    expect(client.results.map(r => r.status)).toEqual(['ran', 'failed_to_run']);
+    expect(client.results[1].text).toContain('too large');
+  });
+
+  it('undo removes the cells the turn inserted, in one call', async () => {
+    const notebook = new FakeNotebook();
+    const turn = new AgentTurn({ client: new FakeClient(), notebook });
+    await collect(turn, [
+      start,
+      step('s1', 'a = 1'),
+      step('s2', 'b = 2'),
+      done
+    ]);
+    expect(turn.undo()).toBe(2);
+    expect(notebook.removals).toEqual([['new1', 'new2']]);
+    expect(notebook.cells).toEqual(['a', 'b', 'c']);
+    expect(turn.undone).toBe(true);
+  });
+
+  it('summarises a run in one line', () => {
+    const result = (outputs: any[]) => ({
+      cell_id: 'x',
+      execution_count: 1,
+      outputs,
+      figures: [],
+      images: []
+    });
+    expect(localOutcome(result([]))).toBe('Ran, no output.');
+    expect(
+      localOutcome(
+        result([
+          { output_type: 'error', ename: 'ValueError', evalue: 'bad\nvalue' }
+        ])
+      )
+    ).toBe('ValueError: bad value');
+  });
+});
+
+describe('AgentController', () => {
+  function message(): IChatMessage {
+    return {
+      id: 'm',
+      role: 'assistant',
+      content: '',
+      model: '',
+      created: '',
+      status: 'streaming'
+    };
+  }
+
+  it('sends the policy, runs the turn and keeps it per reply', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    client.events = [start, step('s1', 'x = 1', true), done];
+    const agent = new AgentController({
+      client,
+      notebook: path => (path === 'a.ipynb' ? notebook : null)
+    });
+    const reply = message();
+    client.turn = () => agent.turn(reply);
+    expect(agent.policy).toBe('ask');
+    agent.setServerPolicy('risky');
+    expect(agent.policy).toBe('risky');
+    agent.policy = 'never';
+    expect(agent.policySetting).toBe('never');
+    const events = await agent.open(
+      { notebook: 'a.ipynb', message: 'hi' },
+      reply,
+      new AbortController().signal,
+      () => undefined
+    );
+    expect(client.requests[0].policy).toBe('never');
+    const seen: string[] = [];
+    const consuming = (async () => {
+      for await (const event of events) {
+        seen.push(event.type);
+      }
+    })();
+    await until(() => agent.turn(reply)?.steps[0]?.state === 'approval');
+    expect(agent.decide(reply, 's1', { run: false })).toBe(true);
+    await consuming;
+    expect(seen).toEqual(['start', 'step', 'done']);
+    expect(client.results[0].status).toBe('skipped');
+    await expect(
+      agent.open(
+        { notebook: 'closed.ipynb', message: 'hi' },
+        message(),
+        new AbortController().signal,
+        () => undefined
+      )
+    ).rejects.toThrow('closed.ipynb is not open');
+  });
+
+  it('undoes a stored turn by the cell ids of its steps', () => {
+    const notebook = new FakeNotebook();
+    const agent = new AgentController({
+      client: new FakeClient(),
+      notebook: () => notebook
+    });
+    const reply = {
+      ...message(),
+      status: 'complete' as const,
+      steps: [
+        { step_id: 's1', code: 'x', cell_id: 'b', outcome: '' },
+        { step_id: 's2', code: '', cell_id: '', outcome: '' }
+      ]
+    };
+    expect(agent.undo(reply, 'a.ipynb')).toBe(1);
+    expect(notebook.removals).toEqual([['b']]);
+    expect(agent.isUndone(reply)).toBe(true);
+  });
+});
+
+describe('agent events', () => {
+  const sse = (event: string, data: unknown) => ({
+    event,
+    data: JSON.stringify(data),
+    id: '',
+    retry: null
+  });
+
+  it('decodes start, step, step_done and done with steps', () => {
+    expect(
+      decodeEvent(
+        sse('start', {
+          chat_id: 'c',
+          message_id: 'm',
+          model: 'x',
+          policy: 'ask',
+          tools: true,
+          images: false
+        }) as any
+      )
+    ).toEqual({
+      type: 'start',
+      chatId: 'c',
+      messageId: 'm',
+      model: 'x',
+      policy: 'ask',
+      tools: true,
+      images: false
+    });
+    expect(
+      decodeEvent(
+        sse('step', {
+          step_id: 's1',
+          kind: 'run_code',
+          code: 'x = 1',
+          purpose: 'why',
+          needs_approval: true,
+          reasons: ['writes files: open("f", "w")', 3]
+        }) as any
+      )
+    ).toEqual({
+      type: 'step',
+      stepId: 's1',
+      kind: 'run_code',
+      code: 'x = 1',
+      purpose: 'why',
+      cell: '',
+      needsApproval: true,
+      reasons: ['writes files: open("f", "w")']
+    });
+    expect(
+      decodeEvent(sse('step', { step_id: 's1', kind: 'rm' }) as any)
+    ).toMatchObject({
+      type: 'error',
+      kind: 'bad_response'
+    });
+    expect(
+      decodeEvent(
+        sse('step_done', { step_id: 's1', outcome: 'Out: 42' }) as any
+      )
+    ).toEqual({ type: 'step_done', stepId: 's1', outcome: 'Out: 42' });
+    const doneEvent = decodeEvent(
+      sse('done', {
+        message_id: 'm',
+        text: 'It is 42.',
+        status: 'stopped',
+        steps: [
+          { step_id: 's1', code: 'x', cell_id: 'c1', outcome: 'ok' },
+          'junk'
+        ],
+        halt: 'Stopped after 10 steps.'
+      }) as any
+    );
+    expect(doneEvent).toEqual({
+      type: 'done',
+      messageId: 'm',
+      text: 'It is 42.',
+      status: 'stopped',
+      steps: [{ step_id: 's1', code: 'x', cell_id: 'c1', outcome: 'ok' }],
+      halt: 'Stopped after 10 steps.'
+    });
+    // The thread keeps what ran on the reply.
+    const thread = newThread('a.ipynb');
+    const reply: IChatMessage = {
+      id: 'r',
+      role: 'assistant',
+      content: '',
+      model: '',
+      created: '',
+      status: 'streaming'
+    };
+    expect(applyEvent(thread, reply, doneEvent!)).toEqual({
+      do: 'end',
+      status: 'stopped'
+    });
+    expect(reply.steps).toHaveLength(1);
+    expect(reply.halt).toBe('Stopped after 10 steps.');
+  });
+});

@@ -1,0 +1,54 @@
+/** Agent mode's calls to the server extension (`POST agent`, `POST agent/result`), over `request.ts`. */
+
+import { requestAPI, requestResponse, ServerAPIError } from '../request';
+import { ChatEvent, readChatEvents } from '../chat/events';
+import { decodeChunks } from '../chat/sse';
+import { ChatRequestError } from '../chat/tokens';
+import { IAgentClient, IAgentRequest, IStepResultBody } from './tokens';
+
+function asChatError(error: unknown): unknown {
+  if (error instanceof ServerAPIError) {
+    return new ChatRequestError(error.kind, error.message, error.status);
+  }
+  return error;
+}
+
+/** The {@link IAgentClient} that talks to the Jupyter server. */
+export class AgentClient implements IAgentClient {
+  /** `POST agent`, streamed: the turn's typed events. */
+  async agent(
+    request: IAgentRequest,
+    signal: AbortSignal
+  ): Promise<AsyncIterable<ChatEvent>> {
+    let response: Response;
+    try {
+      response = await requestResponse('agent', {
+        method: 'POST',
+        body: JSON.stringify(request),
+        headers: { Accept: 'text/event-stream' },
+        signal
+      });
+    } catch (error) {
+      throw asChatError(error);
+    }
+    if (!response.body) {
+      throw new ChatRequestError(
+        'bad_response',
+        'The reply has no body to stream.'
+      );
+    }
+    return readChatEvents(decodeChunks(response.body));
+  }
+
+  /** `POST agent/result`. */
+  async result(body: IStepResultBody): Promise<void> {
+    try {
+      await requestAPI<{ ok: boolean }>('agent/result', {
+        method: 'POST',
+        body: JSON.stringify(body)
+      });
+    } catch (error) {
+      throw asChatError(error);
+    }
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * The notebook side of an agent turn over JupyterLab ({@link INotebookDriver}): every step's
+ * cell is inserted whole (one shared-model change, never half), run with
+ * `NotebookActions.runCells` through the notebook's own session (so its outputs show like any
+ * run, and remote kernels work: the server never runs code), and read back as nbformat
+ * outputs, PNGs and the figure digests the kernel captured (`chapyter_ext.agent.figures`).
+ */
+
+import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
+import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { Kernel } from '@jupyterlab/services';
+
+import { readVariables } from '../chat/notebookContext';
+import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
+import { INotebookDriver, IRunOutcome, IStepOrigin } from './tokens';
+
+/** Registers the figure capture in the kernel (a post_execute hook placed first). */
+const INSTALL_FIGURES =
+  "__import__('chapyter_ext.agent.figures', fromlist=['install']).install(get_ipython())";
+
+/** Returns (and clears) the digests of the figures the last cell drew (application/json). */
+const TAKE_FIGURES =
+  "__import__('chapyter_ext.agent.figures', fromlist=['take']).take()";
+
+/** PNGs sent back per step, and their total size (base64 characters). */
+const MAX_IMAGES = 4;
+const MAX_IMAGE_CHARS = 4_000_000;
+
+/** Outputs sent back per step (the server takes at most 200). */
+const MAX_OUTPUTS = 200;
+
+/** An output as the server validates it: every MIME value text or an object (JSON). */
+function wireOutput(output: { [key: string]: any }): { [key: string]: any } {
+  if (!output.data || typeof output.data !== 'object') {
+    return output;
+  }
+  const data: { [mime: string]: unknown } = {};
+  for (const [mime, value] of Object.entries(output.data)) {
+    const ok =
+      typeof value === 'string' ||
+      (Array.isArray(value) && value.every(v => typeof v === 'string')) ||
+      (!!value && typeof value === 'object' && !Array.isArray(value));
+    data[mime] = ok ? value : JSON.stringify(value);
+  }
+  return { ...output, data };
+}
+
+/** Characters of a read cell's text sent back (the server trims to its budget again). */
+const MAX_READ_CHARS = 20_000;
+
+function silent(
+  kernel: Kernel.IKernelConnection,
+  code: string,
+  expressions: { [name: string]: string } = {}
+) {
+  return kernel.requestExecute(
+    {
+      code,
+      silent: true,
+      store_history: false,
+      user_expressions: expressions,
+      allow_stdin: false,
+      stop_on_error: false
+    },
+    true
+  ).done;
+}
+
+/**
+ * Before a step: install the figure capture (idempotent, so a restarted kernel gets it again)
+ * and take what an earlier cell left, so the step's digests are its own.
+ */
+async function prepareFigures(kernel: Kernel.IKernelConnection): Promise<void> {
+  try {
+    await silent(kernel, INSTALL_FIGURES, { stale: TAKE_FIGURES });
+  } catch (error) {
+    console.warn('chapyter-ext: could not install the figure capture', error);
+  }
+}
+
+/** The figure digests the last cell drew; [] when the kernel cannot tell. */
+async function takeFigures(
+  kernel: Kernel.IKernelConnection
+): Promise<{ [key: string]: unknown }[]> {
+  // Right after a cell fails, ipykernel aborts requests until its queue is clear.
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const reply = await silent(kernel, '', { figures: TAKE_FIGURES });
+    const content = reply.content as {
+      status: string;
+      user_expressions?: { [key: string]: any };
+    };
+    if (content.status === 'aborted') {
+      await new Promise(resolve => setTimeout(resolve, 100 * attempt));
+      continue;
+    }
+    const data = content.user_expressions?.figures?.data?.['application/json'];
+    return Array.isArray(data)
+      ? data.filter(d => d && typeof d === 'object')
+      : [];
+  }
+  return [];
+}
+
+function text(value: unknown): string {
+  return Array.isArray(value) ? value.join('') : String(value ?? '');
+}
+
+/** An nbformat output as text for the model (stream, text/plain, the error's name and value). */
+function outputText(output: { [key: string]: any }): string {
+  switch (output.output_type) {
+    case 'stream':
+      return text(output.text);
+    case 'error':
+      return `${output.ename}: ${output.evalue}`;
+    default: {
+      const data = output.data ?? {};
+      if ('text/plain' in data) {
+        return text(data['text/plain']);
+      }
+      return `[${Object.keys(data).join(', ')}]`;
+    }
+  }
+}
+
+/** The agent's view of one open notebook. */
+export class NotebookDriver implements INotebookDriver {
+  /** Drive `_panel`; `_activate` brings it to the front (for cell links). */
+  constructor(
+    private _panel: NotebookPanel,
+    private _activate: (panel: NotebookPanel) => void = () => undefined
+  ) {}
+
+  cannotRun(): string | null {
+    const panel = this._panel;
+    if (panel.isDisposed || !panel.content.model) {
+      return 'The notebook was closed.';
+    }
+    const kernel = panel.sessionContext.session?.kernel;
+    if (!kernel || panel.sessionContext.hasNoKernel) {
+      return 'The notebook has no kernel: choose one to let the agent run code.';
+    }
+    if (kernel.status === 'dead') {
+      return "The notebook's kernel is dead: restart it.";
+    }
+    return null;
+  }
+
+  insert(code: string, origin: IStepOrigin, afterId: string | null): string {
+    const notebook = this._panel.content;
+    const model = notebook.model!;
+    const after = afterId ? this._index(afterId) : -1;
+    const index =
+      after >= 0
+        ? after + 1
+        : notebook.activeCell
+          ? notebook.activeCellIndex + 1
+          : model.cells.length;
+    const source = cellCode(code);
+    model.sharedModel.insertCell(index, {
+      cell_type: 'code',
+      source,
+      metadata: { [METADATA_KEY]: agentCellMetadata(source, origin) } as any
+    });
+    void notebook.scrollToItem(index, 'smart');
+    return model.cells.get(index).id;
+  }
+
+  async run(cellId: string): Promise<IRunOutcome> {
+    const panel = this._panel;
+    const index = this._index(cellId);
+    const cell = panel.content.widgets[index];
+    const kernel = panel.sessionContext.session?.kernel;
+    if (index < 0 || !(cell instanceof CodeCell)) {
+      return { ran: false, reason: 'The cell was deleted before it ran.' };
+    }
+    if (!kernel) {
+      return { ran: false, reason: 'The notebook has no kernel.' };
+    }
+    await prepareFigures(kernel);
+    await NotebookActions.runCells(panel.content, [cell], panel.sessionContext);
+    if (cell.isDisposed || this._index(cellId) < 0) {
+      return { ran: false, reason: 'The cell was deleted while it ran.' };
+    }
+    const model = cell.model as ICodeCellModel;
+    const outputs = (model.outputs.toJSON() as { [key: string]: any }[])
+      .slice(0, MAX_OUTPUTS)
+      .map(wireOutput);
+    if (model.executionCount === null && !outputs.length) {
+      return { ran: false, reason: 'The kernel did not run the cell.' };
+    }
+    const images: string[] = [];
+    let size = 0;
+    for (const output of outputs) {
+      const png = output.data?.['image/png'];
+      if (typeof png === 'string' && images.length < MAX_IMAGES) {
+        const clean = png.replace(/\s+/g, '');
+        if (size + clean.length <= MAX_IMAGE_CHARS) {
+          images.push(clean);
+          size += clean.length;
+        }
+      }
+    }
+    const current = panel.sessionContext.session?.kernel;
+    const figures = current ? await takeFigures(current).catch(() => []) : [];
+    return {
+      ran: true,
+      result: {
+        cell_id: cellId,
+        execution_count: model.executionCount,
+        outputs,
+        figures,
+        images
+      }
+    };
+  }
+
+  async readCell(ref: string): Promise<string> {
+    const model = this._panel.content.model;
+    const cells = model?.cells;
+    if (!cells) {
+      throw new Error('The notebook was closed.');
+    }
+    let index = this._index(ref);
+    if (index < 0 && /^\d+$/.test(ref.trim())) {
+      index = Number(ref.trim()) - 1;
+    }
+    if (index < 0 || index >= cells.length) {
+      throw new Error(`No cell ${ref} in this notebook.`);
+    }
+    const cell = cells.get(index);
+    const parts = [
+      `Cell ${index + 1} (${cell.type}, id ${cell.id}):`,
+      cell.sharedModel.getSource()
+    ];
+    if (cell.type === 'code') {
+      const code = cell as ICodeCellModel;
+      const outputs = code.outputs.toJSON() as { [key: string]: any }[];
+      parts.push(
+        outputs.length
+          ? `Outputs (execution count ${code.executionCount ?? 'none'}):\n` +
+              outputs.map(outputText).join('\n')
+          : 'No outputs.'
+      );
+    }
+    return parts.join('\n').slice(0, MAX_READ_CHARS);
+  }
+
+  async listVariables(): Promise<string> {
+    const kernel = this._panel.sessionContext.session?.kernel;
+    if (!kernel) {
+      throw new Error('The notebook has no kernel.');
+    }
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      const reply = await readVariables(kernel, null);
+      if (reply.status === 'ok') {
+        const list = reply.value ?? [];
+        return list.length
+          ? list.map(v => `${v.name} (${v.type}): ${v.summary}`).join('\n')
+          : 'No variables.';
+      }
+      if (reply.status !== 'aborted') {
+        break;
+      }
+      await new Promise(resolve => setTimeout(resolve, 100 * attempt));
+    }
+    throw new Error('Could not read the kernel variables.');
+  }
+
+  async interrupt(): Promise<void> {
+    await this._panel.sessionContext.session?.kernel?.interrupt();
+  }
+
+  remove(cellIds: string[]): number {
+    const model = this._panel.content.model;
+    if (!model) {
+      return 0;
+    }
+    const indices = cellIds
+      .map(id => this._index(id))
+      .filter(i => i >= 0)
+      .sort((a, b) => b - a);
+    // One transaction: one step of the notebook's undo history.
+    model.sharedModel.transact(() => {
+      for (const index of indices) {
+        model.sharedModel.deleteCell(index);
+      }
+    });
+    return indices.length;
+  }
+
+  has(cellId: string): boolean {
+    return this._index(cellId) >= 0;
+  }
+
+  position(cellId: string): number {
+    return this._index(cellId) + 1;
+  }
+
+  reveal(cellId: string): void {
+    const notebook = this._panel.content;
+    const index = this._index(cellId);
+    if (index < 0) {
+      return;
+    }
+    this._activate(this._panel);
+    notebook.activeCellIndex = index;
+    notebook.deselectAll();
+    void notebook.scrollToItem(index, 'center');
+  }
+
+  private _index(cellId: string): number {
+    const cells = this._panel.content.model?.cells;
+    if (!cells || !cellId) {
+      return -1;
+    }
+    for (let i = 0; i < cells.length; i++) {
+      if (cells.get(i).id === cellId) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}

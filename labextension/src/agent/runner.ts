@@ -1,0 +1,345 @@
+/**
+ * One agent turn in the browser, without DOM: it reads the turn's typed events, and for each
+ * `step` waits for the user's approval when the policy asks, inserts the code as a real cell
+ * in the turn's notebook, runs it through the notebook's kernel, and posts what the cell left
+ * to the server (`agent/result`), which then asks the model again. The notebook and the
+ * server are injected ({@link INotebookDriver}, {@link IAgentClient}), so it is tested in node.
+ */
+
+import type { ChatEvent, IStepEvent } from '../chat/events';
+import {
+  Decision,
+  IAgentClient,
+  IAgentStep,
+  INotebookDriver,
+  IRunResult,
+  IStepResultBody
+} from './tokens';
+
+/** Options of {@link AgentTurn}. */
+export interface IAgentTurnOptions {
+  /** The server. */
+  client: IAgentClient;
+  /** The notebook the turn began in. */
+  notebook: INotebookDriver;
+  /** The model id and endpoint host of a model name, for the cells' provenance. */
+  describeModel?: (name: string) => { model: string; endpoint?: string };
+  /** A step changed (state, cell, outcome): redraw. */
+  onChange?: () => void;
+}
+
+/** The one-line outcome of a run, from its outputs, until the server's summary arrives. */
+export function localOutcome(result: IRunResult): string {
+  for (const output of result.outputs) {
+    if (output.output_type === 'error') {
+      const name = String(output.ename ?? 'Error');
+      const value = String(output.evalue ?? '');
+      return oneLine(value ? `${name}: ${value}` : name);
+    }
+  }
+  return result.outputs.length ? 'Ran.' : 'Ran, no output.';
+}
+
+/** `text` on one line, cut to `limit` characters. */
+export function oneLine(text: string, limit = 200): string {
+  const line = text.split(/\s+/).join(' ').trim();
+  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+/** One agent turn: its steps, run as the events ask. */
+export class AgentTurn {
+  /** Run a turn over `options.notebook`. */
+  constructor(private _options: IAgentTurnOptions) {}
+
+  /** The steps so far, in order. */
+  readonly steps: IAgentStep[] = [];
+
+  /** The turn's id (the reply's message id), once `start` named it. */
+  messageId = '';
+  /** The chat's id, once `start` named it. */
+  chatId = '';
+  /** The model name answering. */
+  modelName = '';
+  /** The policy the server applies. */
+  policy = '';
+
+  /** Whether Stop ended the turn. */
+  get stopped(): boolean {
+    return this._stopped;
+  }
+
+  /** Whether "Undo this turn" removed its cells. */
+  get undone(): boolean {
+    return this._undone;
+  }
+
+  /** Ids of the cells the turn inserted, in order. */
+  get cellIds(): readonly string[] {
+    return this._cellIds;
+  }
+
+  /**
+   * The turn's events for the chat to apply, in order; each `step` is performed after the
+   * chat saw it and before the next event is read (the server waits for its result).
+   */
+  async *run(events: AsyncIterable<ChatEvent>): AsyncGenerator<ChatEvent> {
+    const iterator = events[Symbol.asyncIterator]();
+    let next = iterator.next();
+    for (;;) {
+      const item = await next;
+      if (item.done) {
+        return;
+      }
+      const event = item.value;
+      // Read ahead: while a step waits for approval the server may end the turn (its time
+      // cap), and the approval must not wait for an answer nobody reads.
+      next = iterator.next();
+      next.catch(() => undefined);
+      switch (event.type) {
+        case 'start':
+          this.messageId = event.messageId;
+          this.chatId = event.chatId;
+          this.modelName = event.model;
+          this.policy = event.policy ?? '';
+          break;
+        case 'step': {
+          const step = this._add(event);
+          yield event;
+          await this._perform(step, next);
+          continue;
+        }
+        case 'step_done': {
+          const step = this.steps.find(s => s.id === event.stepId);
+          if (step && event.outcome) {
+            step.outcome = oneLine(event.outcome);
+            this._changed();
+          }
+          break;
+        }
+      }
+      yield event;
+    }
+  }
+
+  /** Answer a step waiting for approval: run (the code, maybe edited) or skip. */
+  decide(stepId: string, decision: Decision): boolean {
+    const pending = this._pending.get(stepId);
+    if (!pending) {
+      return false;
+    }
+    this._pending.delete(stepId);
+    pending(decision);
+    return true;
+  }
+
+  /** Stop: no further step runs; a running cell is interrupted. */
+  stop(): void {
+    if (this._stopped) {
+      return;
+    }
+    this._stopped = true;
+    for (const [id, pending] of this._pending) {
+      this._pending.delete(id);
+      pending(null);
+    }
+    if (this._running) {
+      void this._options.notebook.interrupt().catch(error => {
+        console.warn('chapyter-ext: could not interrupt the kernel', error);
+      });
+    }
+    this._changed();
+  }
+
+  /** Remove the cells the turn inserted, in one undo step; how many were still there. */
+  undo(): number {
+    const removed = this._options.notebook.remove([...this._cellIds]);
+    this._undone = true;
+    this._changed();
+    return removed;
+  }
+
+  private _add(event: IStepEvent): IAgentStep {
+    const step: IAgentStep = {
+      id: event.stepId,
+      kind: event.kind,
+      code: event.code,
+      purpose: event.purpose,
+      cell: event.cell,
+      needsApproval: event.needsApproval,
+      reasons: event.reasons,
+      state: 'running',
+      cellId: null,
+      outcome: ''
+    };
+    this.steps.push(step);
+    return step;
+  }
+
+  private async _perform(
+    step: IAgentStep,
+    next: Promise<unknown>
+  ): Promise<void> {
+    if (this._stopped) {
+      this._set(step, 'stopped', 'Not run: the turn was stopped.');
+      return;
+    }
+    if (step.kind !== 'run_code') {
+      await this._read(step);
+      return;
+    }
+    if (step.needsApproval) {
+      this._set(step, 'approval', '');
+      const decision = await Promise.race([
+        new Promise<Decision | null>(resolve =>
+          this._pending.set(step.id, resolve)
+        ),
+        next.then(
+          () => 'ended' as const,
+          () => 'ended' as const
+        )
+      ]);
+      this._pending.delete(step.id);
+      if (decision === 'ended') {
+        this._set(step, 'stopped', 'Not run: the turn ended.');
+        return;
+      }
+      if (!decision) {
+        this._set(step, 'stopped', 'Not run: the turn was stopped.');
+        return;
+      }
+      if (!decision.run) {
+        this._set(step, 'skipped', 'Skipped.');
+        await this._post(step, { status: 'skipped' });
+        return;
+      }
+      step.code = decision.code;
+    }
+    const notebook = this._options.notebook;
+    const why = notebook.cannotRun();
+    if (why) {
+      this._set(step, 'failed', why);
+      await this._post(step, { status: 'failed_to_run', text: why });
+      return;
+    }
+    const described = this._options.describeModel?.(this.modelName) ?? {
+      model: this.modelName
+    };
+    let cellId: string;
+    try {
+      cellId = notebook.insert(
+        step.code,
+        {
+          ...described,
+          chatId: this.chatId,
+          messageId: this.messageId,
+          stepId: step.id
+        },
+        this._cellIds[this._cellIds.length - 1] ?? null
+      );
+    } catch (error) {
+      const reason = oneLine(`Could not insert the cell: ${message(error)}`);
+      this._set(step, 'failed', reason);
+      await this._post(step, { status: 'failed_to_run', text: reason });
+      return;
+    }
+    step.cellId = cellId;
+    this._cellIds.push(cellId);
+    this._set(step, 'running', 'Running…');
+    this._running = step;
+    let outcome;
+    try {
+      outcome = await notebook.run(cellId);
+    } catch (error) {
+      outcome = { ran: false, reason: oneLine(message(error)) };
+    } finally {
+      this._running = null;
+    }
+    if (outcome.ran && outcome.result) {
+      this._set(
+        step,
+        'ran',
+        this._stopped ? 'Interrupted.' : localOutcome(outcome.result)
+      );
+      if (!this._stopped) {
+        await this._post(step, { status: 'ran', result: outcome.result });
+      }
+    } else {
+      const reason = outcome.reason || 'The cell did not run.';
+      this._set(step, 'failed', reason);
+      if (!this._stopped) {
+        await this._post(step, { status: 'failed_to_run', text: reason });
+      }
+    }
+  }
+
+  private async _read(step: IAgentStep): Promise<void> {
+    const notebook = this._options.notebook;
+    this._set(step, 'running', 'Reading…');
+    let text: string;
+    try {
+      text =
+        step.kind === 'read_cell'
+          ? await notebook.readCell(step.cell)
+          : await notebook.listVariables();
+    } catch (error) {
+      const reason = oneLine(message(error));
+      this._set(step, 'failed', reason);
+      await this._post(step, { status: 'failed_to_run', text: reason });
+      return;
+    }
+    this._set(step, 'ran', step.kind === 'read_cell' ? 'Read.' : 'Listed.');
+    await this._post(step, { status: 'ran', text });
+  }
+
+  private async _post(
+    step: IAgentStep,
+    body: Omit<IStepResultBody, 'message_id' | 'step_id'>
+  ): Promise<void> {
+    if (this._stopped) {
+      return;
+    }
+    try {
+      await this._options.client.result({
+        message_id: this.messageId,
+        step_id: step.id,
+        ...body
+      });
+    } catch (error) {
+      if (body.status === 'ran' && body.result && isBadRequest(error)) {
+        // The server refused what the cell left (too large, an odd output): the turn still
+        // waits for an answer, so say why it has none rather than leave it hanging.
+        const text = oneLine(`The result could not be sent: ${message(error)}`);
+        await this._post(step, { status: 'failed_to_run', text });
+        return;
+      }
+      // The turn may have ended meanwhile (Stop, a cap): the stream says how it ended.
+      console.warn('chapyter-ext: could not send a step result', error);
+      step.outcome = oneLine(`${step.outcome} (not sent: ${message(error)})`);
+      this._changed();
+    }
+  }
+
+  private _set(step: IAgentStep, state: IAgentStep['state'], outcome: string) {
+    step.state = state;
+    step.outcome = outcome;
+    this._changed();
+  }
+
+  private _changed(): void {
+    this._options.onChange?.();
+  }
+
+  private _cellIds: string[] = [];
+  private _pending = new Map<string, (decision: Decision | null) => void>();
+  private _running: IAgentStep | null = null;
+  private _stopped = false;
+  private _undone = false;
+}
+
+function isBadRequest(error: unknown): boolean {
+  return (error as { kind?: unknown } | null)?.kind === 'bad_request';
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,323 @@
+/**
+ * The steps of an agent turn under its answer in the chat: each compact (what it did, one
+ * line of outcome, a "Cell N" link that scrolls to the cell and selects it, the code folded
+ * away), a step waiting for approval with its code and Run / Edit / Skip, and "Undo this
+ * turn". Nodes are kept per step and updated in place, so an edit in progress survives the
+ * redraws of a streaming answer.
+ */
+
+import { button, element } from '../chat/dom';
+import type { IStepRecord } from '../chat/events';
+import type { IChatMessage } from '../chat/tokens';
+import { AgentController } from './controller';
+import { IAgentStep } from './tokens';
+
+/** What the steps view needs from the panel. */
+export interface IStepsHost {
+  /** Agent mode. */
+  readonly agent: AgentController;
+  /** Path of the notebook the chat is about. */
+  notebookPath(): string | null;
+}
+
+/** A step as drawn: a live one, or one the history recorded. */
+type ShownStep = IAgentStep | (IStepRecord & { recorded: true });
+
+function title(step: ShownStep, index: number): string {
+  const n = `Step ${index + 1}`;
+  if ('recorded' in step) {
+    return step.code ? `${n} · ran code` : `${n}`;
+  }
+  switch (step.kind) {
+    case 'read_cell':
+      return `${n} · read cell ${step.cell}`;
+    case 'list_variables':
+      return `${n} · listed the variables`;
+  }
+  switch (step.state) {
+    case 'approval':
+      return `${n} · wants to run code`;
+    case 'running':
+      return `${n} · running`;
+    case 'skipped':
+      return `${n} · skipped`;
+    case 'failed':
+      return `${n} · could not run`;
+    case 'stopped':
+      return `${n} · stopped`;
+    default:
+      return `${n} · ran code`;
+  }
+}
+
+/** One step on screen. */
+class StepView {
+  constructor(private _host: StepsView) {
+    this.node = element('div', 'jp-Chapyter-agentStep', { role: 'group' });
+    const line = element('div', 'jp-Chapyter-agentStepLine');
+    this._title = element('span', 'jp-Chapyter-agentStepTitle');
+    this._link = element('button', 'jp-Chapyter-agentCellLink', {
+      type: 'button'
+    });
+    this._link.addEventListener('click', () => {
+      if (this._cellId) {
+        this._host.reveal(this._cellId);
+      }
+    });
+    line.append(this._title, this._link);
+    this._outcome = element('div', 'jp-Chapyter-agentStepOutcome');
+    this._code = element('details', 'jp-Chapyter-agentStepCode');
+    const summary = element('summary', '', {}, 'Code');
+    this._pre = element('pre', '');
+    this._code.append(summary, this._pre);
+    this._approval = element('div', 'jp-Chapyter-agentApproval');
+    this.node.append(line, this._outcome, this._code, this._approval);
+  }
+
+  readonly node: HTMLElement;
+
+  update(step: ShownStep, index: number): void {
+    const live = !('recorded' in step);
+    const state = live ? step.state : 'ran';
+    this.node.className = `jp-Chapyter-agentStep jp-mod-${state}`;
+    this.node.setAttribute('aria-label', `Step ${index + 1}`);
+    this._title.textContent = title(step, index);
+    this._outcome.textContent = step.outcome;
+    this._outcome.title = step.outcome;
+    this._outcome.hidden = !step.outcome;
+    this._cellId = live ? step.cellId : step.cell_id || null;
+    const position = this._cellId ? this._host.position(this._cellId) : 0;
+    this._link.hidden = !this._cellId;
+    this._link.disabled = position === 0;
+    this._link.textContent = position ? `Cell ${position}` : 'cell removed';
+    this._link.title = position
+      ? `Scroll to cell ${position} and select it`
+      : 'The cell is no longer in the notebook';
+    const approval = live && state === 'approval';
+    this._code.hidden = !step.code || approval;
+    if (this._pre.textContent !== step.code) {
+      this._pre.textContent = step.code;
+    }
+    if (approval && live) {
+      this._drawApproval(step);
+    } else if (this._approvalFor) {
+      this._approvalFor = null;
+      this._approval.textContent = '';
+    }
+    this._approval.hidden = !approval;
+  }
+
+  private _drawApproval(step: IAgentStep): void {
+    if (this._approvalFor === step.id) {
+      return;
+    }
+    this._approvalFor = step.id;
+    const box = this._approval;
+    box.textContent = '';
+    if (step.purpose) {
+      box.appendChild(
+        element('div', 'jp-Chapyter-agentPurpose', {}, step.purpose)
+      );
+    }
+    if (step.reasons.length) {
+      const list = element('ul', 'jp-Chapyter-agentReasons', {
+        'aria-label': 'Why approval is asked'
+      });
+      for (const reason of step.reasons) {
+        list.appendChild(element('li', '', {}, reason));
+      }
+      box.appendChild(list);
+    }
+    const pre = element('pre', 'jp-Chapyter-agentProposed', {
+      'aria-label': 'Proposed code'
+    });
+    pre.textContent = step.code;
+    const editor = element('textarea', 'jp-Chapyter-agentEditor', {
+      'aria-label': 'Code to run',
+      rows: String(Math.min(12, step.code.split('\n').length + 1)),
+      spellcheck: 'false'
+    });
+    editor.value = step.code;
+    editor.hidden = true;
+    const buttons = element('div', 'jp-Chapyter-agentButtons', {
+      role: 'group',
+      'aria-label': 'Approve the step'
+    });
+    const run = button(
+      'jp-Chapyter-agentRun jp-mod-accept',
+      'Run',
+      'Run',
+      null,
+      'Insert this code as a cell below and run it'
+    );
+    const edit = button(
+      'jp-Chapyter-agentEdit',
+      'Edit',
+      'Edit',
+      null,
+      'Change the code before it runs'
+    );
+    const skip = button(
+      'jp-Chapyter-agentSkip',
+      'Skip',
+      'Skip',
+      null,
+      'Do not run it; the model is told it was skipped'
+    );
+    run.addEventListener('click', () =>
+      this._host.decide(step.id, {
+        run: true,
+        code: editor.hidden ? step.code : editor.value
+      })
+    );
+    edit.addEventListener('click', () => {
+      editor.hidden = false;
+      pre.hidden = true;
+      edit.disabled = true;
+      editor.focus();
+    });
+    editor.addEventListener('keydown', event => {
+      // Ctrl/Cmd+Enter runs the edited code, as in a cell.
+      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        event.stopPropagation();
+        run.click();
+      }
+    });
+    skip.addEventListener('click', () =>
+      this._host.decide(step.id, { run: false })
+    );
+    buttons.append(run, edit, skip);
+    box.append(pre, editor, buttons);
+  }
+
+  private _title: HTMLElement;
+  private _link: HTMLButtonElement;
+  private _outcome: HTMLElement;
+  private _code: HTMLDetailsElement;
+  private _pre: HTMLElement;
+  private _approval: HTMLElement;
+  private _cellId: string | null = null;
+  private _approvalFor: string | null = null;
+}
+
+/** The steps of one answer, and its "Undo this turn". */
+export class StepsView {
+  /** Show the steps of `message`. */
+  constructor(
+    readonly message: IChatMessage,
+    private _host: IStepsHost
+  ) {
+    this.node = element('div', 'jp-Chapyter-agentSteps', {
+      'aria-label': 'Steps'
+    });
+    this._list = element('div', 'jp-Chapyter-agentStepList');
+    this._footer = element('div', 'jp-Chapyter-agentTurnFooter');
+    this._undo = button(
+      'jp-Chapyter-agentUndo',
+      'Undo this turn',
+      'Undo this turn',
+      null,
+      'Remove the cells this turn added (one notebook undo step)'
+    );
+    this._undo.addEventListener('click', () => this._onUndo());
+    this._undoNote = element('span', 'jp-Chapyter-agentUndoNote', {
+      role: 'status'
+    });
+    this._footer.append(this._undo, this._undoNote);
+    this.node.append(this._list, this._footer);
+    _host.agent.cellsChanged.connect(this._onCellsChanged, this);
+    this.update();
+  }
+
+  /** Stop following the notebook's cells. */
+  dispose(): void {
+    cancelAnimationFrame(this._frame);
+    this._host.agent.cellsChanged.disconnect(this._onCellsChanged, this);
+  }
+
+  /** The view's node. */
+  readonly node: HTMLElement;
+
+  /** Draw the steps as they are now. */
+  update(): void {
+    const agent = this._host.agent;
+    const turn = agent.turn(this.message);
+    const steps: ShownStep[] = turn
+      ? turn.steps
+      : (this.message.steps ?? []).map(s => ({ ...s, recorded: true }));
+    this.node.hidden = !steps.length && !this.message.halt;
+    while (this._views.length < steps.length) {
+      const view = new StepView(this);
+      this._views.push(view);
+      this._list.appendChild(view.node);
+    }
+    steps.forEach((step, index) => this._views[index].update(step, index));
+    const cells = turn
+      ? turn.cellIds.length
+      : steps.filter(s => 'recorded' in s && s.cell_id).length;
+    const undone = agent.isUndone(this.message);
+    const ended = this.message.status !== 'streaming';
+    this._undo.hidden = !cells || undone || !ended;
+    this._undoNote.hidden = !undone && !this.message.halt;
+    this._undoNote.textContent = undone
+      ? this._undoText
+      : (this.message.halt ?? '');
+  }
+
+  /** Whether a step waits for the user's Run / Edit / Skip. */
+  get waiting(): boolean {
+    return !!this._host.agent
+      .turn(this.message)
+      ?.steps.some(s => s.state === 'approval');
+  }
+
+  /** Scroll to a cell of the chat's notebook and select it. */
+  reveal(cellId: string): void {
+    const path = this._host.notebookPath();
+    if (path) {
+      this._host.agent.notebook(path)?.reveal(cellId);
+    }
+  }
+
+  /** A cell's 1-based position in the chat's notebook, 0 when gone. */
+  position(cellId: string): number {
+    const path = this._host.notebookPath();
+    return path ? (this._host.agent.notebook(path)?.position(cellId) ?? 0) : 0;
+  }
+
+  /** Answer a step that waits for approval. */
+  decide(
+    stepId: string,
+    decision: { run: true; code: string } | { run: false }
+  ) {
+    this._host.agent.decide(this.message, stepId, decision);
+  }
+
+  private _onCellsChanged(): void {
+    // The "Cell N" links, once per frame however many cells changed (a Run All changes many).
+    cancelAnimationFrame(this._frame);
+    this._frame = requestAnimationFrame(() => this.update());
+  }
+
+  private _onUndo(): void {
+    const path = this._host.notebookPath();
+    if (!path) {
+      return;
+    }
+    const removed = this._host.agent.undo(this.message, path);
+    this._undoText =
+      removed === 1
+        ? 'Removed 1 cell (Ctrl+Z in the notebook brings it back).'
+        : `Removed ${removed} cells (Ctrl+Z in the notebook brings them back).`;
+    this.update();
+  }
+
+  private _list: HTMLElement;
+  private _footer: HTMLElement;
+  private _undo: HTMLButtonElement;
+  private _undoNote: HTMLElement;
+  private _undoText = '';
+  private _frame = 0;
+  private _views: StepView[] = [];
+}

@@ -1,0 +1,148 @@
+/**
+ * Shapes of agent mode (the chat runs code in the notebook): the server calls, one step's
+ * state, and what the runner needs from the notebook. Pure declarations, so the runner and
+ * its tests load no JupyterLab runtime code.
+ */
+
+import type { ChatEvent, StepKind } from '../chat/events';
+import type { IAgentCodeOrigin } from '../contract/metadata';
+import type { IChatRequest } from '../chat/tokens';
+
+/** When an agent turn asks before running code. */
+export type AgentPolicy = 'ask' | 'risky' | 'never';
+
+/** The policies, in the order the panel offers them, with their labels. */
+export const AGENT_POLICIES: { value: AgentPolicy; label: string }[] = [
+  { value: 'ask', label: 'Ask before every run' },
+  { value: 'risky', label: 'Ask for risky code' },
+  { value: 'never', label: 'Never ask' }
+];
+
+/** Whether `value` names a policy. */
+export function isAgentPolicy(value: unknown): value is AgentPolicy {
+  return AGENT_POLICIES.some(p => p.value === value);
+}
+
+/** The body of `POST chapyter-ext/agent`: a chat request and the approval policy. */
+export interface IAgentRequest extends IChatRequest {
+  /** The approval policy of this turn. */
+  policy?: AgentPolicy;
+}
+
+/** What a code step left in its cell: the `result` of `POST agent/result`. */
+export interface IRunResult {
+  /** The cell the code ran in. */
+  cell_id: string;
+  /** Its execution count (null when the kernel gave none). */
+  execution_count: number | null;
+  /** Its nbformat outputs. */
+  outputs: { [key: string]: unknown }[];
+  /** Digests of the matplotlib figures the run drew (`chapyter_ext.agent.figures`). */
+  figures: { [key: string]: unknown }[];
+  /** The PNG images of its outputs, base64. */
+  images: string[];
+}
+
+/** The body of `POST chapyter-ext/agent/result`. */
+export interface IStepResultBody {
+  /** The turn (the reply's message id). */
+  message_id: string;
+  /** The step. */
+  step_id: string;
+  /** "ran" (even with an error in the cell), "skipped" (the user said no), "failed_to_run". */
+  status: 'ran' | 'skipped' | 'failed_to_run';
+  /** What a code step left in its cell. */
+  result?: IRunResult;
+  /** What a read gave (read_cell, list_variables), or why a step failed to run. */
+  text?: string;
+}
+
+/** The agent's server calls (`agent/client.ts`; tests pass a fake). */
+export interface IAgentClient {
+  /** `POST agent`, streamed: the turn's typed events. */
+  agent(
+    request: IAgentRequest,
+    signal: AbortSignal
+  ): Promise<AsyncIterable<ChatEvent>>;
+  /** `POST agent/result`. */
+  result(body: IStepResultBody): Promise<void>;
+}
+
+/** Where one step of a turn stands. */
+export type StepState =
+  | 'approval' // waiting for Run / Edit / Skip
+  | 'running' // its cell is inserted and running (or a read is under way)
+  | 'ran' // the result went to the server
+  | 'skipped' // the user said Skip
+  | 'failed' // it could not run (no kernel, the cell was deleted, ...)
+  | 'stopped'; // Stop ended the turn before it ran
+
+/** One step of a turn, as the chat shows it. */
+export interface IAgentStep {
+  /** The server's id. */
+  id: string;
+  /** What it does. */
+  kind: StepKind;
+  /** The code (as proposed, then as run). */
+  code: string;
+  /** Why, in the model's words. */
+  purpose: string;
+  /** The cell a read_cell step reads. */
+  cell: string;
+  /** Whether the policy asked for approval. */
+  needsApproval: boolean;
+  /** Why approval was asked. */
+  reasons: string[];
+  /** Where it stands. */
+  state: StepState;
+  /** The id of the cell it ran in, once inserted. */
+  cellId: string | null;
+  /** One line: the server's summary once it has one, else ours. */
+  outcome: string;
+}
+
+/** The user's answer to a step that waits for approval. */
+export type Decision = { run: true; code: string } | { run: false };
+
+/** Where a step's code came from, for the cell's `chapyter` metadata. */
+export type IStepOrigin = IAgentCodeOrigin;
+
+/** What a step did in the notebook, as the driver reports it. */
+export interface IRunOutcome {
+  /** Whether the code ran (an error in the cell counts as ran). */
+  ran: boolean;
+  /** What it left (when it ran). */
+  result?: IRunResult;
+  /** Why it did not run, one line. */
+  reason?: string;
+}
+
+/**
+ * What the runner needs of the turn's notebook (`agent/notebook.ts` over JupyterLab; tests
+ * pass a fake). The notebook is the one the turn began in, even if another becomes active.
+ */
+export interface INotebookDriver {
+  /** Why code cannot run now (no notebook, no kernel), one line; null when it can. */
+  cannotRun(): string | null;
+  /**
+   * Insert a code cell holding `code` after the cell `afterId` (null or gone: below the
+   * active cell), complete in one step; its id.
+   */
+  insert(code: string, origin: IStepOrigin, afterId: string | null): string;
+  /** Run the cell through the notebook's own kernel connection; what it left. */
+  run(cellId: string): Promise<IRunOutcome>;
+  /** The outputs of an existing cell (a 1-based position or an id) as text for the model. */
+  readCell(cell: string): Promise<string>;
+  /** The kernel's variables, summarised for the model. */
+  listVariables(): Promise<string>;
+  /** Interrupt the kernel (a step's cell is running). */
+  interrupt(): Promise<void>;
+  /** Delete these cells in one undo step; how many were there. */
+  remove(cellIds: string[]): number;
+  /** Whether the cell still exists. */
+  has(cellId: string): boolean;
+  /** The cell's 1-based position, or 0 when it is gone. */
+  position(cellId: string): number;
+  /** Scroll to the cell and select it. */
+  reveal(cellId: string): void;
+}

@@ -1,0 +1,353 @@
+"""The agent loop with scripted model replies: tools and fenced protocol, caps, skip, reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chapyter_ext.agent import (
+    AgentLimits,
+    AgentLoop,
+    Finish,
+    Halt,
+    ReadCell,
+    ReadVariables,
+    RunCode,
+    StepResult,
+    ToolCall,
+)
+from chapyter_ext.agent.prompts import FENCED_SYSTEM_PROMPT, TOOLS_SYSTEM_PROMPT
+from chapyter_ext.agent.tools import TOOL_SCHEMAS
+
+SECRET = "sk-proj-LOOPTEST0123456789abcdefXYZ"
+
+
+def make(**kw) -> AgentLoop:
+    args = dict(
+        question="What is the mean of x?",
+        context="Variables:\nx: list, 3 items",
+        history=[],
+        tools=True,
+        images=False,
+        policy="ask",
+        limits=AgentLimits(),
+    )
+    args.update(kw)
+    return AgentLoop(**args)
+
+
+def run_code(code: str, call_id: str = "call_1", purpose: str = "") -> ToolCall:
+    args = {"code": code, "purpose": purpose} if purpose else {"code": code}
+    return ToolCall(id=call_id, name="run_code", arguments=args)
+
+
+def printed(text: str, count: int = 1) -> StepResult:
+    return StepResult(
+        outputs=[{"output_type": "stream", "name": "stdout", "text": text}],
+        execution_count=count,
+        cell_id=f"cell-{count}",
+    )
+
+
+def failed(ename: str, evalue: str, count: int = 1) -> StepResult:
+    return StepResult(
+        outputs=[
+            {
+                "output_type": "error",
+                "ename": ename,
+                "evalue": evalue,
+                "traceback": [f"Cell In[{count}], line 1\n----> 1 boom\n", f"{ename}: {evalue}"],
+            }
+        ],
+        execution_count=count,
+        cell_id=f"cell-{count}",
+    )
+
+
+def tool_messages(messages: list[dict]) -> list[dict]:
+    return [m for m in messages if m["role"] == "tool"]
+
+
+def test_tool_mode_run_fix_answer():
+    loop = make()
+    first = loop.request()
+    assert first.tools == TOOL_SCHEMAS
+    assert first.messages[0] == {"role": "system", "content": TOOLS_SYSTEM_PROMPT}
+    assert "<kernel-state>\nVariables:\nx: list, 3 items" in first.messages[-1]["content"]
+    assert first.messages[-1]["content"].endswith("What is the mean of x?")
+
+    action = loop.on_reply("Let me look.", [run_code("sum(x) / len(y)", "call_a", "mean")])
+    assert action == RunCode("step-1", "sum(x) / len(y)", "mean", True, ())
+    assert loop.pending == "step-1"
+    with pytest.raises(RuntimeError):
+        loop.request()
+    loop.on_result("step-1", failed("NameError", "name 'y' is not defined"))
+
+    second = loop.request()
+    assistant, tool = second.messages[-2:]
+    assert assistant["role"] == "assistant" and assistant["content"] == "Let me look."
+    call = assistant["tool_calls"][0]
+    assert call["id"] == "call_a" and call["function"]["name"] == "run_code"
+    assert json.loads(call["function"]["arguments"])["code"] == "sum(x) / len(y)"
+    assert tool["tool_call_id"] == "call_a"
+    assert "NameError: name 'y' is not defined" in tool["content"]
+    assert "Cell In[1], line 1" in tool["content"]
+
+    action = loop.on_reply("", [run_code("print(sum(x) / len(x))", "call_b")])
+    assert isinstance(action, RunCode) and action.step_id == "step-2"
+    loop.on_result("step-2", printed("2.0\n", count=2))
+    third = loop.request()
+    assert len(tool_messages(third.messages)) == 2
+    assert "2.0" in tool_messages(third.messages)[-1]["content"]
+
+    assert loop.on_reply("The mean of x is 2.0.", []) == Finish("The mean of x is 2.0.")
+    assert loop.over
+    assert [s.as_dict() for s in loop.steps] == [
+        {
+            "step_id": "step-1",
+            "code": "sum(x) / len(y)",
+            "cell_id": "cell-1",
+            "outcome": "NameError: name 'y' is not defined",
+        },
+        {
+            "step_id": "step-2",
+            "code": "print(sum(x) / len(x))",
+            "cell_id": "cell-2",
+            "outcome": "printed 2.0",
+        },
+    ]
+    assert [s.status for s in loop.steps] == ["error", "ok"]
+    with pytest.raises(RuntimeError):
+        loop.on_reply("again", [])
+
+
+def test_fenced_mode_runs_the_first_python_block_and_ends_without_one():
+    loop = make(tools=False)
+    request = loop.request()
+    assert request.tools is None
+    assert request.messages[0]["content"] == FENCED_SYSTEM_PROMPT
+    reply = (
+        "I will compute it.\n```python\nprint(6 * 7)\n```\n```python\nprint('second')\n```\n"
+        "Then more prose."
+    )
+    action = loop.on_reply(reply, [ToolCall("ignored", "run_code", {"code": "1/0"})])
+    assert action == RunCode("step-1", "print(6 * 7)", "I will compute it.", True, ())
+    loop.on_result("step-1", printed("42\n"))
+    messages = loop.request().messages
+    assert messages[-2] == {"role": "assistant", "content": reply}
+    assert messages[-1]["role"] == "user" and "42" in messages[-1]["content"]
+    assert not any("tool_calls" in m or m["role"] == "tool" for m in messages)
+    assert loop.on_reply("The answer is 42.", []) == Finish("The answer is 42.")
+
+
+def test_fenced_mode_untagged_block_runs_other_languages_do_not():
+    loop = make(tools=False)
+    assert loop.on_reply("```\nx = 1\n```", []) == RunCode("step-1", "x = 1", "", True, ())
+    loop = make(tools=False)
+    answer = "Use this query:\n```sql\nSELECT 1\n```"
+    assert loop.on_reply(answer, []) == Finish(answer)
+
+
+def test_step_cap_halts_in_one_line():
+    loop = make(limits=AgentLimits(max_steps=2), policy="never")
+    for i in (1, 2):
+        action = loop.on_reply("", [run_code(f"x = {i}", f"c{i}")])
+        assert isinstance(action, RunCode) and not action.needs_approval
+        loop.on_result(action.step_id, printed(""))
+    halt = loop.on_reply("", [run_code("x = 3", "c3")])
+    assert isinstance(halt, Halt)
+    assert halt.reason == (
+        "Stopped after 2 steps (the step cap, Chapyter.agent_max_steps); "
+        "the cells already run stay."
+    )
+    assert len(loop.steps) == 2 and loop.over
+
+
+def test_time_cap_with_an_injected_clock():
+    now = [100.0]
+    loop = make(limits=AgentLimits(time_limit=30), clock=lambda: now[0])
+    assert loop.remaining() == 30
+    action = loop.on_reply("", [run_code("import time")])
+    now[0] = 125.0
+    assert loop.remaining() == 5
+    loop.on_result(action.step_id, printed(""))
+    assert loop.halt() is None
+    now[0] = 130.5
+    halt = loop.halt()
+    assert halt is not None and "(the time cap, Chapyter.agent_time_limit)" in halt.reason
+    assert halt.reason.startswith("Stopped after 30 s")
+    # A driver that did not ask still gets it from the next reply.
+    assert loop.on_reply("", [run_code("x = 2", "c2")]) == halt
+    assert loop.over
+
+
+def test_the_same_code_failing_twice_in_a_row_halts():
+    loop = make()
+    bad = "df['missing']"
+    a = loop.on_reply("", [run_code(bad, "c1")])
+    loop.on_result(a.step_id, failed("KeyError", "'missing'"))
+    assert loop.halt() is None
+    b = loop.on_reply("", [run_code("df['other']", "c2")])
+    loop.on_result(b.step_id, failed("KeyError", "'other'"))
+    c = loop.on_reply("", [run_code("df['other']\n", "c3")])  # the same code again
+    loop.on_result(c.step_id, failed("KeyError", "'other'"))
+    halt = loop.halt()
+    assert halt == Halt("Stopped: the same code failed twice in a row (KeyError: 'other').")
+    assert loop.on_reply("", [run_code("x", "c4")]) == halt
+
+
+def test_failure_then_success_then_the_same_failure_does_not_halt():
+    loop = make()
+    for i, result in enumerate([failed("E", "1"), printed("ok"), failed("E", "1")], 1):
+        action = loop.on_reply("", [run_code("flaky()", f"c{i}")])
+        loop.on_result(action.step_id, result)
+    assert loop.halt() is None
+
+
+def test_skip_tells_the_model_nothing_ran():
+    loop = make()
+    action = loop.on_reply("", [run_code("import shutil; shutil.rmtree('data')")])
+    loop.on_skipped(action.step_id)
+    tool = tool_messages(loop.request().messages)[-1]
+    assert "skipped" in tool["content"] and "NOT run" in tool["content"]
+    assert loop.steps[0].status == "skipped"
+    assert loop.steps[0].outcome == "skipped by the user"
+    assert loop.steps[0].cell_id == ""
+
+
+def test_read_cell_and_list_variables():
+    loop = make(limits=AgentLimits(result_chars=300))
+    action = loop.on_reply("", [ToolCall("r1", "read_cell", {"cell": 3})])
+    assert action == ReadCell("step-1", "3")
+    loop.on_read("step-1", f"In [3]: key = '{SECRET}'\n" + "long line\n" * 100)
+    tool = tool_messages(loop.request().messages)[-1]
+    assert SECRET not in tool["content"] and "<redacted>" in tool["content"]
+    assert len(tool["content"]) < 360 and "more characters cut" in tool["content"]
+    assert loop.steps[0].outcome == "read cell 3"
+
+    action = loop.on_reply("", [ToolCall("r2", "list_variables", {})])
+    assert action == ReadVariables("step-2")
+    loop.on_read("step-2", "df: DataFrame 3 x 2")
+    assert tool_messages(loop.request().messages)[-1] == {
+        "role": "tool",
+        "tool_call_id": "r2",
+        "content": "df: DataFrame 3 x 2",
+    }
+    with pytest.raises(KeyError):
+        loop.on_read("step-2", "again")
+
+
+def test_only_the_first_of_several_calls_is_carried_out():
+    loop = make()
+    calls = [run_code("a = 1", "c1"), run_code("b = 2", "c2")]
+    action = loop.on_reply("", calls)
+    assert action.code == "a = 1"
+    loop.on_result(action.step_id, printed(""))
+    messages = loop.request().messages
+    assert len(messages[-3]["tool_calls"]) == 2  # every call is answered, as OpenAI requires
+    first, second = tool_messages(messages)
+    assert first["tool_call_id"] == "c1" and second["tool_call_id"] == "c2"
+    assert second["content"].startswith("Not carried out")
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (ToolCall("c", "delete_everything", {}), "There is no tool named 'delete_everything'"),
+        (ToolCall("c", "run_code", {"code": "  "}), "run_code needs a non-empty string"),
+        (ToolCall("c", "read_cell", {}), "read_cell needs an argument 'cell'"),
+        (ToolCall("c", "run_code", {"code": "%ai plot x"}), "calls %ai"),
+    ],
+)
+def test_unusable_calls_halt_in_one_line(call, says):
+    action = make().on_reply("", [call])
+    assert isinstance(action, Halt) and says in action.reason and "\n" not in action.reason
+
+
+@pytest.mark.parametrize(
+    ("policy", "code", "needs"),
+    [
+        ("ask", "x = 1", True),
+        ("risky", "x = 1", False),
+        ("risky", "df.to_csv('out.csv')", True),
+        ("never", "!pip install x", False),
+    ],
+)
+def test_policy_decides_approval(policy, code, needs):
+    action = make(policy=policy).on_reply("", [run_code(code)])
+    assert isinstance(action, RunCode) and action.needs_approval is needs
+    assert bool(action.reasons) == (code != "x = 1")
+
+
+def test_an_empty_final_reply_halts():
+    assert make().on_reply("  ", []) == Halt("The model ended the turn without an answer.")
+
+
+def test_images_go_in_a_user_message_after_the_tool_result_latest_step_only():
+    loop = make(images=True)
+    png = "iVBORw0KGgo="
+    a = loop.on_reply("", [run_code("plt.plot(x)", "c1")])
+    loop.on_result(a.step_id, StepResult(images=[png], figures=[{"axes": []}]))
+    messages = loop.request().messages
+    tool, user = messages[-2:]
+    assert tool["role"] == "tool" and "attached as image" in tool["content"]
+    assert user["role"] == "user"
+    assert user["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": f"data:image/png;base64,{png}"},
+    }
+    b = loop.on_reply("", [run_code("print(1)", "c2")])
+    loop.on_result(b.step_id, printed("1"))
+    later = loop.request().messages
+    assert not any(isinstance(m["content"], list) for m in later)  # the old image is dropped
+
+
+def test_disable_tools_renders_earlier_tool_steps_as_fenced_blocks():
+    loop = make()
+    a = loop.on_reply("First:", [run_code("print(1)", "c1")])
+    loop.on_result(a.step_id, printed("1\n"))
+    loop.disable_tools()
+    request = loop.request()
+    assert request.tools is None and request.messages[0]["content"] == FENCED_SYSTEM_PROMPT
+    assert request.messages[-2] == {
+        "role": "assistant",
+        "content": "First:\n\n```python\nprint(1)\n```",
+    }
+    assert request.messages[-1]["role"] == "user" and "1" in request.messages[-1]["content"]
+    assert loop.on_reply("```python\nprint(2)\n```", []).code == "print(2)"
+
+
+def test_history_and_question_are_validated():
+    with pytest.raises(ValueError):
+        make(question="   ")
+    with pytest.raises(ValueError):
+        make(history=[{"role": "system", "content": "x"}])
+    with pytest.raises(ValueError):
+        make(policy="sometimes")
+    loop = make(
+        history=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    )
+    assert [m["role"] for m in loop.request().messages] == ["system", "user", "assistant", "user"]
+
+
+def test_step_result_from_json():
+    result = StepResult.from_json(
+        {"outputs": [], "execution_count": 3, "cell_id": "abc", "figures": [], "images": ["x"]}
+    )
+    assert result.execution_count == 3 and result.images == ["x"] and not result.failed
+    assert StepResult.from_json({"error": "kernel died"}).failed
+    for bad in ([], {"outputs": "x"}, {"execution_count": True}, {"images": [1]}):
+        with pytest.raises(ValueError):
+            StepResult.from_json(bad)
+
+
+def test_calls_without_ids_get_unique_ones_and_thinking_is_not_the_answer():
+    loop = make()
+    action = loop.on_reply("", [run_code("a = 1", ""), run_code("b = 2", "")])
+    loop.on_result(action.step_id, printed(""))
+    messages = loop.request().messages
+    ids = [c["id"] for c in messages[-3]["tool_calls"]]
+    assert len(set(ids)) == 2 and all(ids)
+    assert [m["tool_call_id"] for m in tool_messages(messages)] == ids
+    assert loop.on_reply("<think>a is 1</think>\na is 1.", []) == Finish("a is 1.")
