@@ -12,7 +12,6 @@ reached the caller. Every failure leaves this package as an :class:`LLMError`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -24,9 +23,7 @@ from .endpoint import Completion, Endpoint
 from .errors import (
     ERROR_KINDS,
     LLMError,
-    _bad_response,
     _check_request,
-    _empty_error,
     _to_llm_error,
 )
 
@@ -68,25 +65,16 @@ def complete(
     """Ask for one chat completion; with ``stream``, hand each text piece to ``on_token``.
 
     Retries 429, 5xx and dropped connections until text has reached ``on_token``. Raises
-    :class:`LLMError`; an exception raised by ``on_token`` itself propagates unchanged.
+    :class:`LLMError`; an exception raised by ``on_token`` itself propagates unchanged. The
+    same call as :func:`complete_step` without tools.
     """
-    started = time.monotonic()
-    _check_request(endpoint, messages)
-    client = _sync_client(endpoint)
-    once = _stream_once if stream else _create_once
-
-    def attempt(progress: _Progress) -> tuple[str, str, str | None]:
-        return once(client, endpoint, messages, on_token, progress)
-
-    (text, model, finish_reason), attempts = _with_retries(endpoint, attempt, what="chat")
-    if not text.strip():
-        raise _empty_error(endpoint, finish_reason)
+    reply = complete_step(endpoint, messages, None, on_token, stream=stream)
     return Completion(
-        text=text,
-        model=model or endpoint.model,
-        attempts=attempts,
-        finish_reason=finish_reason,
-        elapsed=time.monotonic() - started,
+        text=reply.text,
+        model=reply.model or endpoint.model,
+        attempts=reply.attempts,
+        finish_reason=reply.finish_reason,
+        elapsed=reply.elapsed,
     )
 
 
@@ -107,39 +95,16 @@ async def astream(endpoint: Endpoint, messages: list[dict]) -> AsyncGenerator[st
     Retries like :func:`complete` until the first delta is yielded. If the consumer stops early
     (``aclose()``, or its task is cancelled while waiting for a delta) the upstream HTTP response
     is closed at once; iterate inside ``contextlib.aclosing(astream(...))`` so that a ``break``
-    closes it too.
+    closes it too. The same call as :func:`astream_step` without tools.
     """
-    _check_request(endpoint, messages)
-    client = _async_client(endpoint)
-    attempts = 0
-    while True:
-        attempts += 1
-        progress = _Progress()
-        stream = None
-        try:
-            stream = await client.chat.completions.create(
-                **_chat_params(endpoint, messages), stream=True
-            )
-            async for chunk in stream:
-                progress.chunks += 1
-                piece, finish_reason = _chunk_parts(chunk)
-                progress.finish_reason = finish_reason or progress.finish_reason
-                if piece:
-                    progress.text.append(piece)
-                    yield piece
-        except Exception as exc:
-            await asyncio.sleep(_wait_or_raise(exc, endpoint, attempts, progress, what="chat"))
-            continue
-        finally:
-            if stream is not None:
-                # Runs on aclose() and cancellation too: the server sees the connection close.
-                with contextlib.suppress(Exception):  # must not mask the error being raised
-                    await stream.close()
-        break
-    if not progress.chunks:
-        raise _bad_response(endpoint, "an empty stream")
-    if not "".join(progress.text).strip():
-        raise _empty_error(endpoint, progress.finish_reason)
+    steps = astream_step(endpoint, messages, None)
+    try:
+        async for delta in steps:
+            if delta.text:
+                yield delta.text
+    finally:
+        # Closing the outer generator must close the inner one (and its HTTP response) now.
+        await steps.aclose()
 
 
 async def alist_models(endpoint: Endpoint) -> list[str]:
@@ -186,63 +151,6 @@ def _chat_params(endpoint: Endpoint, messages: list[dict]) -> dict[str, Any]:
     key = "max_completion_tokens" if endpoint.is_openai else "max_tokens"
     params[key] = endpoint.max_tokens
     return params
-
-
-def _stream_once(
-    client: Any,
-    endpoint: Endpoint,
-    messages: list[dict],
-    on_token: Callable[[str], None] | None,
-    progress: _Progress,
-) -> tuple[str, str, str | None]:
-    model = ""
-    stream = client.chat.completions.create(**_chat_params(endpoint, messages), stream=True)
-    try:
-        for chunk in stream:
-            progress.chunks += 1
-            model = getattr(chunk, "model", None) or model
-            piece, finish_reason = _chunk_parts(chunk)
-            progress.finish_reason = finish_reason or progress.finish_reason
-            if not piece:
-                continue
-            progress.text.append(piece)
-            if on_token is not None:
-                try:
-                    on_token(piece)
-                except Exception as exc:
-                    raise _CallbackError() from exc
-    finally:
-        with contextlib.suppress(Exception):  # must not mask the error being raised
-            stream.close()
-    if not progress.chunks:
-        raise _bad_response(endpoint, "an empty stream")
-    return "".join(progress.text), model, progress.finish_reason
-
-
-def _create_once(
-    client: Any,
-    endpoint: Endpoint,
-    messages: list[dict],
-    on_token: Callable[[str], None] | None,
-    progress: _Progress,
-) -> tuple[str, str, str | None]:
-    response = client.chat.completions.create(**_chat_params(endpoint, messages))
-    choices = getattr(response, "choices", None)
-    if not isinstance(choices, list):
-        raise _bad_response(endpoint, "no choices")
-    if not choices:
-        return "", getattr(response, "model", "") or "", None
-    message = choices[0].message
-    text = message.content or ""
-    if not isinstance(text, str):
-        raise _bad_response(endpoint, "non-text content")
-    if text and on_token is not None:
-        progress.text.append(text)
-        try:
-            on_token(text)
-        except Exception as exc:
-            raise _CallbackError() from exc
-    return text, getattr(response, "model", "") or "", choices[0].finish_reason
 
 
 def _chunk_parts(chunk: Any) -> tuple[str, str | None]:

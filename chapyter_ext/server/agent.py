@@ -13,8 +13,6 @@ chat's own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ..agent.capabilities import Capabilities, capabilities
@@ -35,17 +33,15 @@ from .chat import ChatError, ChatService, TurnSetup
 from .events import (
     AgentDone,
     AgentStart,
-    ChatEvent,
     Error,
-    Heartbeat,
     Notice,
     Step,
     StepDone,
     Token,
     TokenRedactor,
-    is_last,
 )
-from .history import ChatMessage, HistoryError, new_id, repair_text, utc_now
+from .history import ChatMessage, HistoryError, repair_text, utc_now
+from .turn import StreamingTurn
 
 if TYPE_CHECKING:
     from ..agent.tools import ToolCall
@@ -54,7 +50,7 @@ if TYPE_CHECKING:
 FENCE = "```"
 
 
-class AgentTurn:
+class AgentTurn(StreamingTurn):
     """One agent turn: its ids, its events, the steps waiting for the browser, a way to stop."""
 
     def __init__(
@@ -66,23 +62,18 @@ class AgentTurn:
         policy: str,
         capabilities: Capabilities,
     ) -> None:
+        super().__init__()
         self.service = service
         self.setup = setup
-        self.message_id = new_id()
         self._loop = loop
         # What ``start`` tells the browser; ``tools`` turns off if the endpoint refuses them.
         self.policy = policy
         self.tools = capabilities.tools
         self.images = capabilities.images
         self.limits = loop.limits
-        self._queue: asyncio.Queue[ChatEvent] = asyncio.Queue()
         self._waiting: dict[str, asyncio.Future[StepAnswer]] = {}
         self._answered: set[str] = set()
         self._kinds: dict[str, str] = {}  # step_id -> the step's kind
-        self._stop_reason: str | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._finishing = False
         self._prose = ""  # of the model reply being streamed (what a stop keeps)
 
     # -- what the handlers call ------------------------------------------------------------
@@ -106,35 +97,6 @@ class AgentTurn:
         self._task = loop.create_task(self._run(), name=f"chapyter-agent-{self.message_id}")
         if self.limits.time_limit > 0:
             self._timer = loop.call_later(self.limits.time_limit, self.stop, "time_limit")
-
-    def stop(self, reason: str = "stopped") -> bool:
-        """Stop the turn (``reason``: stopped, disconnected, time_limit, shutdown); whether it
-        was still running."""
-        if self._task is None or self._task.done() or self._finishing:
-            # Finishing: the last event is on its way; cancelling now would lose it.
-            return False
-        if self._stop_reason is None:
-            self._stop_reason = reason
-        self._task.cancel()
-        return True
-
-    async def wait(self) -> None:
-        """Wait until the turn has finished and been saved."""
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._task)
-
-    async def events(self, heartbeat: float = 15.0) -> AsyncIterator[ChatEvent]:
-        """Typed events: start, notice?, then token/step/step_done..., then done or error."""
-        while True:
-            try:
-                event = await asyncio.wait_for(self._queue.get(), heartbeat)
-            except asyncio.TimeoutError:
-                yield Heartbeat()
-                continue
-            yield event
-            if is_last(event):
-                return
 
     def answer(self, answer: StepAnswer) -> None:
         """The browser's result for a step; :class:`ChatError` ``not_found`` if no step waits

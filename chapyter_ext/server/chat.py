@@ -10,9 +10,8 @@ request, a closed tab and the per-reply time limit.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -21,7 +20,7 @@ from ..endpoints import ModelRegistry
 from ..llm import Endpoint, LLMError, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
-from .events import ChatEvent, Done, Error, Heartbeat, Notice, Start, Token, TokenRedactor, is_last
+from .events import Done, Error, Notice, Start, Token, TokenRedactor
 from .history import (
     ChatMessage,
     HistoryError,
@@ -31,6 +30,7 @@ from .history import (
     repair_text,
     utc_now,
 )
+from .turn import StreamingTurn
 
 MAX_MESSAGE_CHARS = 32_000
 TRUNCATED = "\n[… context truncated]"
@@ -164,7 +164,7 @@ def history_for_model(messages: Sequence[ChatMessage], limit: int) -> list[dict[
     return keep[1:] if keep and keep[0]["role"] == "assistant" else keep
 
 
-class ChatTurn:
+class ChatTurn(StreamingTurn):
     """One reply being generated: its ids, its events, and a way to stop it."""
 
     def __init__(
@@ -177,21 +177,16 @@ class ChatTurn:
         endpoint: Endpoint,
         messages: list[dict[str, str]],
     ) -> None:
+        super().__init__()
         self.service = service
         self.notebook = notebook
         self.chat_id = chat_id
-        self.message_id = new_id()
         self.model_name = model_name
         self._endpoint = endpoint
         self._messages = messages
-        self._queue: asyncio.Queue[ChatEvent] = asyncio.Queue()
         self._tokens = TokenRedactor(service.redact)
         #: Told to the user right after ``start`` (e.g. that part of the history was damaged).
         self.notice = ""
-        self._stop_reason: str | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._finishing = False
 
     def start(self, timeout: float) -> None:
         """Begin generating; ``timeout`` seconds (0: none) bound the whole reply."""
@@ -202,41 +197,6 @@ class ChatTurn:
         self._task = loop.create_task(self._run(), name=f"chapyter-chat-{self.message_id}")
         if timeout > 0:
             self._timer = loop.call_later(timeout, self.stop, "timeout")
-
-    def stop(self, reason: str = "stopped") -> bool:
-        """Stop generating (``reason``: stopped, disconnected, timeout, shutdown).
-
-        Returns whether there was anything to stop.
-        """
-        if self._task is None or self._task.done() or self._finishing:
-            # Finishing: the last event is on its way; cancelling now would lose it.
-            return False
-        if self._stop_reason is None:
-            self._stop_reason = reason
-        self._task.cancel()
-        return True
-
-    async def wait(self) -> None:
-        """Wait until the reply has finished and been saved."""
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._task)
-
-    async def events(self, heartbeat: float = 15.0) -> AsyncIterator[ChatEvent]:
-        """Typed events (:mod:`.events`): ``Start``, ``Token``..., then ``Done`` or ``Error``.
-
-        When nothing happened for ``heartbeat`` seconds, ``Heartbeat()`` is yielded so the
-        caller can keep idle proxies from closing the connection while the model thinks.
-        """
-        while True:
-            try:
-                event = await asyncio.wait_for(self._queue.get(), heartbeat)
-            except asyncio.TimeoutError:
-                yield Heartbeat()
-                continue
-            yield event
-            if is_last(event):
-                return
 
     async def _run(self) -> None:
         service = self.service
