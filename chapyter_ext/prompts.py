@@ -83,6 +83,29 @@ def build_messages(
     return messages
 
 
+def build_retry_messages(
+    request: str, context: str | None, code: str, error: str, *, system: str = SYSTEM_PROMPT
+) -> list[dict]:
+    """The messages that ask for a correction of generated ``code`` that raised ``error``.
+
+    The original request (with the kernel ``context``, as :func:`build_messages` sends it),
+    the code as the model's earlier answer, then the error (already reduced to the user's
+    traceback frames and redacted) with the ask for the whole corrected code.
+    """
+    messages = build_messages(request, context, system=system)
+    messages.append({"role": "assistant", "content": f"```python\n{code}\n```"})
+    messages.append(
+        {
+            "role": "user",
+            "content": "Running that code raised an error:\n"
+            f"<error>\n{error}\n</error>\n\n"
+            "Fix its cause and answer with the whole corrected code, as one fenced "
+            "```python block that replaces the code above.",
+        }
+    )
+    return messages
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors
 

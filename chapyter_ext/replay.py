@@ -29,6 +29,7 @@ from typing import Any
 from .contract import (
     FRONTEND_MARKER,
     METADATA_KEY,
+    RETRY_MARKER,
     find_generated_index,
     is_edited,
     link_generated,
@@ -44,6 +45,18 @@ REPLAY_LINE = (
 
 
 @dataclass(frozen=True)
+class Retry:
+    """The executor's request to correct generated code that raised (``RETRY_MARKER``)."""
+
+    #: 1 for the first correction.
+    attempt: int
+    #: The code that raised.
+    code: str
+    #: Its error output: ``{"ename", "evalue", "traceback": [str]}``.
+    error: dict
+
+
+@dataclass(frozen=True)
 class Caller:
     """Who sent the cell being run."""
 
@@ -52,6 +65,8 @@ class Caller:
     kind: str
     #: chapyter-ext's JupyterLab executor sent it: it puts the code below and runs it.
     frontend_runs_code: bool = False
+    #: That executor asks to correct code that raised, instead of answering from scratch.
+    retry: Retry | None = None
 
     @property
     def is_batch(self) -> bool:
@@ -67,10 +82,35 @@ def identify_caller(shell: Any) -> Caller:
     metadata = request.get("metadata") or {}
     content = request.get("content") or {}
     if isinstance(metadata.get(FRONTEND_MARKER), dict):
-        return Caller("interactive", frontend_runs_code=True)
+        return Caller(
+            "interactive", frontend_runs_code=True, retry=_read_retry(metadata.get(RETRY_MARKER))
+        )
     if metadata.get("cellId") or content.get("allow_stdin"):
         return Caller("interactive")
     return Caller("batch")
+
+
+def _read_retry(value: Any) -> Retry | None:
+    # Sent only by our executor, next to FRONTEND_MARKER; anything malformed is ignored.
+    if not isinstance(value, dict):
+        return None
+    attempt, code, error = value.get("attempt"), value.get("code"), value.get("error")
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+        return None
+    if not isinstance(code, str) or not isinstance(error, dict):
+        return None
+    frames = error.get("traceback")
+    return Retry(
+        attempt,
+        code,
+        {
+            "ename": str(error.get("ename") or "Error"),
+            "evalue": str(error.get("evalue") or ""),
+            "traceback": [f for f in frames if isinstance(f, str)]
+            if isinstance(frames, list)
+            else [],
+        },
+    )
 
 
 def _parent_request(shell: Any, kernel: Any) -> dict:

@@ -15,6 +15,7 @@ import yaml
 from chapyter_ext.check import check_notebook
 from chapyter_ext.cli import main
 from chapyter_ext.contract import (
+    accepted_change,
     code_sha256,
     find_generated_index,
     generated_metadata,
@@ -206,6 +207,35 @@ def test_code_that_failed_the_syntax_check_is_an_error_until_fixed():
         "nb.ipynb:cell 2 (p-code): warning: code edited by hand since it was generated from "
         "cell 1 (regenerating would replace the edits)"
     ]
+
+
+@pytest.mark.parametrize("kind", ["fix", "edit", "retry"])
+def test_an_accepted_change_is_up_to_date_and_no_hand_edit(kind):
+    prompt, generated = linked_pair("p", "plot x", "x = (")
+    generated.metadata.chapyter["check"] = "syntax-error"
+    generated.metadata.chapyter["check_error"] = "'(' was never closed"
+    generated.source = "x = (1)"
+    generated.metadata.chapyter = accepted_change(
+        generated.metadata.chapyter,
+        kind=kind,
+        model="other-model",
+        code=generated.source,
+        request_sha256=request_sha256("SyntaxError: '(' was never closed"),
+    )
+    nb = notebook(prompt, generated)
+    assert messages(nb, strict=True, orphans=True) == []
+    assert generated.metadata.chapyter["generated_from"] == "p"
+    generated.source += "\nprint(x)"  # a hand edit after the accepted change still counts
+    assert messages(nb) == [
+        f"nb.ipynb:cell 2 (p-code): warning: code edited by hand since its accepted {kind} "
+        "(generated from cell 1) (regenerating would replace the edits)"
+    ]
+
+
+def test_a_hand_written_cell_changed_by_a_fix_is_no_finding():
+    metadata = accepted_change(None, kind="fix", model="m", code="y = 2", request_sha256="0" * 64)
+    nb = notebook(cell("code", "y = 2", "hand", metadata))
+    assert messages(nb, strict=True, orphans=True) == []
 
 
 def test_chat_cells_have_no_prompt_and_are_fine():

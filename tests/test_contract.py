@@ -77,6 +77,21 @@ def test_link_generated(case):
     assert list(metadata) == list(case["metadata"])
 
 
+@pytest.mark.parametrize("case", VECTORS["accepted_change"], ids=lambda c: c["name"])
+def test_accepted_change(case):
+    before = json.dumps(case["metadata"])
+    metadata = contract.accepted_change(case["metadata"], **case["fields"])
+    assert metadata == case["result"]
+    assert list(metadata) == list(case["result"])  # the documented field order
+    assert json.dumps(case["metadata"]) == before  # the input is left as it was
+    assert contract.last_change(metadata) == case["result"]["changes"][-1]
+
+
+def test_accepted_change_refuses_an_unknown_kind():
+    with pytest.raises(ValueError, match="unknown change kind"):
+        contract.accepted_change(None, kind="magic", model="m", code="", request_sha256="")
+
+
 @pytest.mark.parametrize("case", VECTORS["prompt_metadata"])
 def test_prompt_metadata(case):
     assert contract.prompt_metadata(case["generated_id"]) == case["metadata"]

@@ -27,6 +27,7 @@ from .agent import AgentTurn
 from .agent_protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer
 from .chat import ChatError, ChatRequest, ChatService, ChatTurn, HistoryWorker
 from .events import encode
+from .fix import parse_fix_request, propose_fix
 from .history import HistoryError, repair_text
 
 if TYPE_CHECKING:
@@ -334,6 +335,17 @@ class StopHandler(ChapyterHandler):
         self.reply({"message_id": message_id, "stopped": self.chat.stop(message_id)})
 
 
+class FixHandler(ChapyterHandler):
+    """``POST chapyter-ext/fix``: a proposed change to one cell (Fix, Edit with AI)."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256"}`` (see
+        ``server/fix.py``); a model failure is a 502 with its one line, no code ``no_code``."""
+        request = parse_fix_request(self.json_body())
+        self.reply(await propose_fix(request, registry=self.models, chat=self.chat))
+
+
 class HistoryHandler(ChapyterHandler):
     """``GET``/``DELETE chapyter-ext/history?notebook=PATH``: read or clear a notebook's chats."""
 
@@ -373,6 +385,7 @@ def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
         (r"chapyter-ext/chat/stop", StopHandler),
         (r"chapyter-ext/agent", AgentHandler),
         (r"chapyter-ext/agent/result", AgentResultHandler),
+        (r"chapyter-ext/fix", FixHandler),
         (r"chapyter-ext/history", HistoryHandler),
         (r"chapyter-ext/history/new", NewChatHandler),
     ]

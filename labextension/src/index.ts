@@ -15,6 +15,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { refreshIcon } from '@jupyterlab/ui-components';
 
 import chatPlugins from './chat/plugin';
+import fixPlugins from './fix/plugin';
 import { PairDecorator } from './notebook/decorations';
 import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
 import { cellViews } from './notebook/cells';
@@ -157,4 +158,4 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [executorPlugin, notebookPlugin, ...chatPlugins];
+export default [executorPlugin, notebookPlugin, ...chatPlugins, ...fixPlugins];

@@ -21,6 +21,16 @@ ENDPOINTS = [
         "chapyter-ext/agent/result",
         {"message_id": "x", "step_id": "s1", "status": "skipped"},
     ),
+    (
+        "POST",
+        "chapyter-ext/fix",
+        {
+            "notebook": "a.ipynb",
+            "mode": "edit",
+            "cell": {"id": "c", "index": 0, "source": "x = 1"},
+            "instruction": "add type hints",
+        },
+    ),
     ("GET", "chapyter-ext/history?notebook=a.ipynb", None),
     ("DELETE", "chapyter-ext/history?notebook=a.ipynb", None),
     ("POST", "chapyter-ext/history/new", {"notebook": "a.ipynb"}),

@@ -17,6 +17,7 @@ ROUTES = [
     ("chapyter-ext", "chat", "stop"),
     ("chapyter-ext", "history", "new"),
     ("chapyter-ext", "context"),
+    ("chapyter-ext", "fix"),
 ]
 
 

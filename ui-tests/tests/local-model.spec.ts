@@ -144,6 +144,21 @@ async function startLocalLab(): Promise<ILocalLab> {
     env.PATH = `${venvBin}${path.delimiter}${env.PATH ?? ''}`;
   }
 
+  // Agent turns with the tiny model: short answers, few steps, no approval (the browser test
+  // checks the path, not the model's skill).
+  fs.mkdirSync(path.join(root, 'config'), { recursive: true });
+  fs.writeFileSync(
+    path.join(root, 'config', 'jupyter_server_config.json'),
+    JSON.stringify({
+      Chapyter: {
+        agent_max_steps: 2,
+        agent_time_limit: 200,
+        agent_policy: 'never',
+        max_tokens: 256
+      }
+    })
+  );
+
   const token = randomBytes(24).toString('hex');
   const log = fs.openSync(path.join(LOGS, 'jupyterlab-local.log'), 'w');
   const child = spawn(
@@ -421,5 +436,55 @@ test.describe('local model', () => {
       'print(6*7) prints 42'
     );
     await lab.screenshot('local-04-kernel-usable');
+  });
+
+  test('agent mode with the bundled model: a turn completes through the fenced-code protocol', async ({
+    page
+  }, testInfo) => {
+    test.setTimeout(300_000);
+    const lab = new Lab(page, testInfo, local!);
+    await lab.open();
+    const file = writeNotebook('local-agent', [
+      { id: 'data', source: 'x = 6' }
+    ]);
+    await lab.openNotebook(file);
+    await lab.runCell(file, 'data');
+    await lab.waitForKernelIdle(file);
+
+    await lab.command('chapyter-ext:open-chat');
+    const panel = page.getByRole('region', { name: 'AI Chat' });
+    await expect(panel).toBeVisible();
+    await panel.getByRole('checkbox', { name: 'Agent mode' }).check();
+    const input = panel.getByRole('textbox', { name: 'Ask AI' });
+    await input.fill('Compute x * 7 with Python and tell me the result.');
+    await input.press('Enter');
+    const stop = panel.getByRole('button', { name: 'Stop' });
+    await expect(stop).toBeVisible();
+    // The turn ends: an answer, or one line saying a cap was hit; never stuck, never broken.
+    await expect(stop).toBeHidden({ timeout: 240_000 });
+    noteModelServers();
+    const reply = panel
+      .locator('.jp-Chapyter-chatMessage.jp-mod-assistant')
+      .last();
+    await expect(reply).not.toHaveClass(/jp-mod-streaming/);
+    await expect(reply).not.toHaveClass(/jp-mod-error/);
+    await expect(reply.locator('.jp-Chapyter-chatAuthor')).toHaveText(
+      LOCAL_MODEL
+    );
+    expect((await reply.innerText()).trim()).not.toBe('');
+    // Whatever ran is a real cell of the notebook, with the agent's provenance.
+    const cells = await lab.cells(file);
+    const agentCells = cells.filter(c => c.chapyter?.source === 'agent');
+    for (const cell of agentCells) {
+      expect(cell.chapyter).toMatchObject({
+        role: 'generated',
+        model: LOCAL_MODEL
+      });
+    }
+    testInfo.annotations.push({
+      type: 'agent outcome',
+      description: `${agentCells.length} step cell(s)`
+    });
+    await lab.screenshot('local-05-agent-turn', panel);
   });
 });

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import {
+  acceptedChange,
   codeSha256,
   findGeneratedIndex,
   findPromptIndex,
@@ -16,6 +17,7 @@ import {
   isGeneratedCell,
   isPromptCell,
   isUpToDate,
+  lastChange,
   linkGenerated,
   MagicLineError,
   normalizeRequest,
@@ -148,6 +150,29 @@ describe('metadata', () => {
       expect(Object.keys(metadata)).toEqual(Object.keys(c.metadata));
     }
   );
+
+  it.each(table(VECTORS.accepted_change, c => c.name))(
+    'acceptedChange: %s',
+    (_name, c: any) => {
+      const before = JSON.stringify(c.metadata);
+      const metadata = acceptedChange(c.metadata, c.fields);
+      expect(metadata).toEqual(c.result);
+      expect(Object.keys(metadata)).toEqual(Object.keys(c.result));
+      expect(JSON.stringify(c.metadata)).toEqual(before);
+      expect(lastChange(metadata)).toEqual(c.result.changes.at(-1));
+    }
+  );
+
+  it('acceptedChange refuses an unknown kind', () => {
+    expect(() =>
+      acceptedChange(null, {
+        kind: 'magic' as any,
+        model: 'm',
+        code: '',
+        request_sha256: ''
+      })
+    ).toThrow(/unknown change kind/);
+  });
 
   it('promptMetadata', () => {
     for (const c of VECTORS.prompt_metadata) {

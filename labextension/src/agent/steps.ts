@@ -259,10 +259,15 @@ export class StepsView {
     const undone = agent.isUndone(this.message);
     const ended = this.message.status !== 'streaming';
     this._undo.hidden = !cells || undone || !ended;
-    this._undoNote.hidden = !undone && !this.message.halt;
+    // The answer's text already says why a capped turn stopped: say it once.
+    const halt = this.message.halt ?? '';
+    const haltShown = !!halt && !this.message.content.includes(halt);
+    this._undoNote.hidden = !undone && !haltShown;
     this._undoNote.textContent = undone
       ? this._undoText
-      : (this.message.halt ?? '');
+      : haltShown
+        ? halt
+        : '';
   }
 
   /** Whether a step waits for the user's Run / Edit / Skip. */

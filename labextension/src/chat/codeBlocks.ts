@@ -13,6 +13,8 @@ export interface ICodeBlockHandlers {
   insert(code: string, run: boolean): void;
   /** Copy `code` to the clipboard. */
   copy(code: string): void;
+  /** An "Apply to cell N" offer when `code` modifies an existing cell, else null. */
+  applyOffer?(code: string): { label: string; apply(): void } | null;
 }
 
 /** Wrap every non-empty `<pre>` under `root` with a bar of code buttons. */
@@ -62,6 +64,18 @@ export function addCodeButtons(
       }
     });
     bar.append(insert, run, copy);
+    const offer = handlers.applyOffer?.(code);
+    if (offer) {
+      const apply = button(
+        'jp-Chapyter-codeAction jp-Chapyter-codeApply',
+        offer.label,
+        offer.label,
+        null,
+        'Show this code as a diff in that cell, to accept or reject'
+      );
+      apply.addEventListener('click', () => offer.apply());
+      bar.prepend(apply);
+    }
     const wrapper = element('div', 'jp-Chapyter-codeBlock');
     pre.replaceWith(wrapper);
     wrapper.append(pre, bar);

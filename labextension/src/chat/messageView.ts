@@ -11,6 +11,7 @@ import {
 
 import type { StepsView } from '../agent/steps';
 import { CodeActions } from './actions';
+import { chatApplier } from '../fix/chatApply';
 import { addCodeButtons } from './codeBlocks';
 import { element } from './dom';
 import { IChatMessage } from './tokens';
@@ -209,7 +210,9 @@ export class MessageView {
     addCodeButtons(this._renderer!.node, {
       insert: (code, run) =>
         void this._panel.insertCode(code, this.message, run),
-      copy: code => this._panel.actions.copy(code)
+      copy: code => this._panel.actions.copy(code),
+      applyOffer: code =>
+        chatApplier.current?.(code, { model: this.message.model ?? '' }) ?? null
     });
   }
 

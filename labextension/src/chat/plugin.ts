@@ -201,6 +201,29 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
         panel.focusInput();
       }
     });
+    app.commands.addCommand(ChatCommandIDs.ask, {
+      label: 'Ask AI Chat',
+      caption: 'Show the chat and send a message with the notebook context',
+      describedBy: {
+        args: {
+          type: 'object',
+          properties: { text: { type: 'string', description: 'The message' } }
+        }
+      },
+      execute: async args => {
+        app.shell.activateById(panel.id);
+        const text = typeof args.text === 'string' ? args.text : '';
+        if (!(await model.send(text))) {
+          throw new Error('the chat is busy with another reply');
+        }
+      }
+    });
+    app.commands.addCommand(ChatCommandIDs.snapshot, {
+      label: 'Notebook Context Snapshot',
+      describedBy: { args: { type: 'object', properties: {} } },
+      execute: () =>
+        model.contextDefault ? collector.snapshot() : Promise.resolve(null)
+    });
     palette?.addItem({ command: ChatCommandIDs.open, category: 'AI' });
     palette?.addItem({ command: ChatCommandIDs.newChat, category: 'AI' });
   }

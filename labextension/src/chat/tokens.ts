@@ -18,6 +18,10 @@ export namespace ChatCommandIDs {
   export const open = 'chapyter-ext:open-chat';
   /** Start a new chat for the active notebook (earlier chats stay on the server). */
   export const newChat = 'chapyter-ext:new-chat';
+  /** Show the chat and send `text` with the notebook's context (Explain uses it). */
+  export const ask = 'chapyter-ext:ask-chat';
+  /** The active notebook's context snapshot, as a chat message sends it (null: none). */
+  export const snapshot = 'chapyter-ext:chat-snapshot';
 }
 
 /** A model the server offers (`GET chapyter-ext/config`). */

@@ -1,5 +1,5 @@
 /**
- * The notebook contract, the same as `chapyter_ext/contract.py` and tested against the same
+ * The notebook contract, the same as `chapyter_ext/contract/` and tested against the same
  * vectors (`tests/vectors/contract.json`): names, the `%%ai` line, hashes, provenance, links.
  */
 

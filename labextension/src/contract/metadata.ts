@@ -13,7 +13,7 @@ export interface IGeneratedMetadata {
   schema: number;
   /** Always "generated". */
   role: 'generated';
-  /** What made it: "magic" for %%ai, "chat" for the sidebar. */
+  /** What made it: "magic" (%%ai), "chat", "agent", or "fix"/"edit" (an accepted change to a cell without provenance). */
   source: string;
   /** Id of the prompt cell it was generated from (absent for chat cells). */
   generated_from?: string;
@@ -39,6 +39,8 @@ export interface IGeneratedMetadata {
   check?: string;
   /** The one-line reason of a failed check. */
   check_error?: string;
+  /** Accepted changes to its code (Fix, Edit with AI, the %%ai retry), oldest first. */
+  changes?: IAcceptedChange[];
   /** Further fields written by newer versions are kept as they are. */
   [key: string]: unknown;
 }
@@ -167,6 +169,8 @@ export interface IGenerationPayload {
   metadata: IGeneratedMetadata;
   /** Whether the user wants the code run (false after `--no-run` or a failed check). */
   run: boolean;
+  /** How many more times the code may be corrected when it raises (`RETRY_MARKER`). */
+  retriesLeft?: number;
 }
 
 /** A generation handed over by the kernel: the code, its provenance, whether to run it. */
@@ -211,7 +215,10 @@ export function readGenerationPayload(reply: unknown): IGeneration | null {
       return {
         code: String(item.text ?? ''),
         metadata: metadata as IGeneratedMetadata,
-        run: entry.run === true
+        run: entry.run === true,
+        ...(Number.isInteger(entry.retries_left) && entry.retries_left > 0
+          ? { retriesLeft: entry.retries_left as number }
+          : {})
       };
     }
   }
@@ -285,4 +292,121 @@ export function chatCellMetadata(
     chat_id: origin.chatId ?? '',
     message_id: origin.messageId
   });
+}
+
+/** What made an accepted change to a cell's code: Fix, Edit with AI, or the %%ai retry. */
+export type ChangeKind = 'fix' | 'edit' | 'retry';
+
+/** The kinds of {@link ChangeKind}, in the order the error message lists them. */
+export const CHANGE_KINDS: readonly ChangeKind[] = ['fix', 'edit', 'retry'];
+
+/** One accepted change, as appended to `metadata.chapyter.changes`. */
+export interface IAcceptedChange {
+  /** "fix", "edit" or "retry". */
+  kind: ChangeKind;
+  /** Model that proposed it. */
+  model: string;
+  /** sha256 of the instruction or the error line the change answered. */
+  request_sha256: string;
+  /** When it was accepted (ISO 8601, UTC). */
+  created: string;
+  /** sha256 of the code it replaced, when known. */
+  previous_code_sha256?: string;
+}
+
+/** The fields of {@link acceptedChange}. */
+export interface IAcceptedChangeFields {
+  /** "fix", "edit" or "retry". */
+  kind: ChangeKind;
+  /** Model that proposed the change. */
+  model: string;
+  /** The cell's new code (hashed into `code_sha256`). */
+  code: string;
+  /** sha256 of the instruction or error line (the fix route's `request_sha256`). */
+  request_sha256: string;
+  /** ISO 8601 time (default: now). */
+  created?: string | null;
+  /** The code the change replaces (hashed into `previous_code_sha256`; default: the recorded `code_sha256`). */
+  previous_code?: string | null;
+}
+
+/**
+ * The `metadata.chapyter` of a cell once a proposed change to its code is accepted.
+ *
+ * A generated cell keeps its fields and links, gets `code_sha256` of the new code,
+ * `edited: false` and a `changes` entry appended (a failed syntax check described the old
+ * code and is dropped); a prompt cell keeps its metadata and gets the entry; any other
+ * cell becomes a generated one whose `source` is the kind.
+ * `metadata` is not changed. The same as `contract.accepted_change`.
+ */
+export function acceptedChange(
+  metadata: unknown,
+  fields: IAcceptedChangeFields
+): IGeneratedMetadata {
+  const { kind, model, code } = fields;
+  if (!CHANGE_KINDS.includes(kind)) {
+    throw new Error(
+      `unknown change kind '${kind}': expected one of ${CHANGE_KINDS.join(', ')}`
+    );
+  }
+  const created = fields.created || utcNowIso();
+  const meta = metadata as { [key: string]: unknown } | null | undefined;
+  const base =
+    meta && typeof meta === 'object' && meta.role === 'generated' ? meta : null;
+  let previous: string | null = null;
+  if (fields.previous_code !== null && fields.previous_code !== undefined) {
+    previous = codeSha256(fields.previous_code);
+  } else if (base && typeof base.code_sha256 === 'string') {
+    previous = base.code_sha256;
+  }
+  const change: IAcceptedChange = {
+    kind,
+    model,
+    request_sha256: fields.request_sha256,
+    created
+  };
+  if (previous !== null) {
+    change.previous_code_sha256 = previous;
+  }
+  if (meta && typeof meta === 'object' && meta.role === 'prompt') {
+    // A %%ai cell stays a prompt with its link; only the change is recorded.
+    const earlier = Array.isArray(meta.changes) ? meta.changes : [];
+    return { ...meta, changes: [...earlier, change] } as IGeneratedMetadata;
+  }
+  if (!base) {
+    return {
+      schema: SCHEMA_VERSION,
+      role: 'generated',
+      source: kind,
+      model,
+      created,
+      code_sha256: codeSha256(code),
+      edited: false,
+      changes: [change]
+    };
+  }
+  const result: { [key: string]: unknown } = {};
+  for (const [key, value] of Object.entries(base)) {
+    if (key !== 'check' && key !== 'check_error') {
+      result[key] = value;
+    }
+  }
+  result.code_sha256 = codeSha256(code);
+  result.edited = false;
+  result.changes = [
+    ...(Array.isArray(base.changes) ? base.changes : []),
+    change
+  ];
+  return result as IGeneratedMetadata;
+}
+
+/** The last accepted change recorded in a cell's `metadata.chapyter`, or null. */
+export function lastChange(metadata: unknown): IAcceptedChange | null {
+  const meta = metadata as { [key: string]: unknown } | null | undefined;
+  const changes = meta && typeof meta === 'object' ? meta.changes : null;
+  const last =
+    Array.isArray(changes) && changes.length
+      ? changes[changes.length - 1]
+      : null;
+  return last && typeof last === 'object' ? (last as IAcceptedChange) : null;
 }

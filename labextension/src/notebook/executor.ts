@@ -9,6 +9,10 @@
  * Ordering: JupyterLab's Run All hands every cell to the executor at once. Cells after a
  * prompt cell wait until the prompt and its generated cell have run, so each generated cell
  * runs after its prompt and before the next cell, in notebook order.
+ *
+ * Self-correction: when the generated cell raises and the kernel allows retries, the prompt
+ * runs again with `RETRY_MARKER` metadata (the failing code and its error); the answer
+ * replaces the code (one undo step) and runs, within the kernel's `Chapyter.fix_retries`.
  */
 
 import { Cell, CodeCell, ICellModel, ICodeCellModel } from '@jupyterlab/cells';
@@ -21,6 +25,7 @@ import {
   runCell as defaultRunCell
 } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
+import { JSONObject } from '@lumino/coreutils';
 
 import {
   failedCheck,
@@ -28,13 +33,16 @@ import {
   FRONTEND_MARKER,
   hasSyntaxError,
   isUpToDate,
+  IGeneration,
   parsePrompt,
-  readGenerationPayload
+  readGenerationPayload,
+  RETRY_MARKER
 } from '../contract';
 import { DEFAULT_NOTEBOOK_SETTINGS, INotebookSettings } from '../tokens';
 import { cellViews, indexOfModel } from './cells';
 import { upsertGenerated } from './generated';
 import { IBatch, RunQueue } from './queue';
+import { IRetryRequest, retryNote, retryRequest } from './retry';
 import { StreamIntoCell } from './stream';
 
 /** Runs prompt cells and their generated cells; every other cell as JupyterLab would. */
@@ -127,6 +135,65 @@ export class PromptCellExecutor implements INotebookCellExecutor {
       return defaultRunCell(options);
     }
 
+    let retry: IRetryRequest | null = null;
+    for (;;) {
+      const asked = await this._ask(options, retry);
+      if (typeof asked === 'boolean') {
+        return asked;
+      }
+      const { generation, generated } = asked;
+      const retries: number = retry?.attempt ?? 0;
+      const wantsRun =
+        generation.run &&
+        failedCheck(generation.metadata) === null &&
+        this.settings.autoRun &&
+        !this.settings.reviewBeforeRunning;
+      if (!wantsRun) {
+        this._select(notebook, generated);
+        return true;
+      }
+      if (batch.cellIds.has(generated.id)) {
+        // Run All includes the generated cell: it runs in its own turn, right after this
+        // one (and is not corrected: a Run All reruns what is there).
+        return true;
+      }
+      const widget = this._cellWidget(notebook, generated);
+      if (!widget) {
+        return true;
+      }
+      try {
+        const ran = await defaultRunCell({ ...options, cell: widget });
+        // Not run (cancelled, the cell gone): nothing to say about the retries.
+        this._note(cell.model, ran ? retryNote(retries, true) : '');
+        return ran;
+      } catch (reason) {
+        // Code that raised: ask the model to correct it while the kernel allows retries.
+        retry =
+          reason instanceof KernelError && !cell.isDisposed
+            ? retryRequest(
+                generated.sharedModel.getSource(),
+                reason,
+                retries + 1,
+                generation.retriesLeft
+              )
+            : null;
+        if (!retry) {
+          this._note(cell.model, retryNote(retries, false));
+          throw reason;
+        }
+      }
+    }
+  }
+
+  /**
+   * Run the prompt cell in the kernel (with `retry`: asking for a correction) and put the
+   * answer below; the generation and its cell, or what `runCell` returns when done.
+   */
+  private async _ask(
+    options: INotebookCellExecutor.IRunCellOptions,
+    retry: IRetryRequest | null
+  ): Promise<boolean | { generation: IGeneration; generated: ICellModel }> {
+    const { cell, notebook, sessionContext } = options;
     const stream = this.settings.streamIntoCell
       ? new StreamIntoCell(notebook, cell.model)
       : null;
@@ -134,11 +201,12 @@ export class PromptCellExecutor implements INotebookCellExecutor {
     const deletedCells = notebook.deletedCells;
     let reply: KernelMessage.IExecuteReplyMsg | void;
     try {
-      reply = await CodeCell.execute(cell as CodeCell, sessionContext, {
+      reply = await CodeCell.execute(cell as CodeCell, sessionContext!, {
         deletedCells,
         recordTiming: options.notebookConfig.recordTiming,
         // Tells the kernel that this frontend inserts, links and runs the code itself.
-        [FRONTEND_MARKER]: { version: 1 }
+        [FRONTEND_MARKER]: { version: 1 },
+        ...(retry ? { [RETRY_MARKER]: retry as unknown as JSONObject } : {})
       });
       deletedCells.splice(0, deletedCells.length);
     } catch (reason) {
@@ -196,27 +264,18 @@ export class PromptCellExecutor implements INotebookCellExecutor {
       this.settings
     );
     options.onCellExecuted({ cell, success: true });
-    if (!generated) {
-      return true;
+    return generated ? { generation, generated } : true;
+  }
+
+  /** Add a line to the prompt cell's output (nothing for an empty one). */
+  private _note(prompt: ICellModel, text: string): void {
+    if (text && !prompt.isDisposed && prompt.type === 'code') {
+      (prompt as ICodeCellModel).outputs.add({
+        output_type: 'stream',
+        name: 'stdout',
+        text
+      });
     }
-    const wantsRun =
-      generation.run &&
-      failedCheck(generation.metadata) === null &&
-      this.settings.autoRun &&
-      !this.settings.reviewBeforeRunning;
-    if (!wantsRun) {
-      this._select(notebook, generated);
-      return true;
-    }
-    if (batch.cellIds.has(generated.id)) {
-      // Run All includes the generated cell: it runs in its own turn, right after this one.
-      return true;
-    }
-    const widget = this._cellWidget(notebook, generated);
-    if (!widget) {
-      return true;
-    }
-    return defaultRunCell({ ...options, cell: widget });
   }
 
   private async _replay(

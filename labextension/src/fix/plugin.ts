@@ -1,0 +1,360 @@
+/**
+ * Fix, Explain, Edit with AI and Apply to cell: the commands, the error bars and the diff
+ * review in cells. The server side is `POST chapyter-ext/fix`.
+ */
+
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import {
+  ICommandPalette,
+  InputDialog,
+  Notification
+} from '@jupyterlab/apputils';
+import { Cell, CodeCell } from '@jupyterlab/cells';
+import {
+  INotebookTracker,
+  NotebookActions,
+  NotebookPanel
+} from '@jupyterlab/notebook';
+import { bugIcon, editIcon, infoIcon } from '@jupyterlab/ui-components';
+
+import { requestSha256 } from '../contract';
+import { chatApplier } from './chatApply';
+import { IFixProposal, IFixRequest, requestFix } from './client';
+import { cellError, errorBarOf, followErrors } from './errorBar';
+import { cellLabel, findDefiningCells, ICellCode, similarCell } from './logic';
+import {
+  applyProposal,
+  claim,
+  DiffReview,
+  insertAboveEditor,
+  isBusy,
+  release
+} from './review';
+
+/** The commands of Fix / Explain / Edit with AI. */
+export namespace FixCommandIDs {
+  /** Ask for a corrected version of the active (or given) failing cell. */
+  export const fix = 'chapyter-ext:fix-cell';
+  /** Explain the active (or given) cell's error in the AI Chat. */
+  export const explain = 'chapyter-ext:explain-error';
+  /** Ask for a change of the active cell, in words. */
+  export const edit = 'chapyter-ext:edit-cell';
+}
+
+/** The chat's commands that send a message and read the context (chat/plugin.ts). */
+const ASK_CHAT = 'chapyter-ext:ask-chat';
+const CHAT_SNAPSHOT = 'chapyter-ext:chat-snapshot';
+
+/** The code cells of a notebook as the finder reads them. */
+function codeCells(panel: NotebookPanel): ICellCode[] {
+  return panel.content.widgets
+    .map((cell, index) => ({ cell, index }))
+    .filter(({ cell }) => cell.model.type === 'code')
+    .map(({ cell, index }) => ({
+      id: cell.model.id,
+      index,
+      source: cell.model.sharedModel.getSource()
+    }));
+}
+
+function cellOf(panel: NotebookPanel, id: string): Cell | null {
+  return panel.content.widgets.find(c => c.model.id === id) ?? null;
+}
+
+function target(
+  tracker: INotebookTracker,
+  args: { cellId?: unknown }
+): { panel: NotebookPanel; cell: Cell } | null {
+  const panel = tracker.currentWidget;
+  if (!panel) {
+    return null;
+  }
+  const cell =
+    typeof args.cellId === 'string'
+      ? cellOf(panel, args.cellId)
+      : panel.content.activeCell;
+  return cell ? { panel, cell } : null;
+}
+
+/** One line where the user looks: the cell's error bar, else a notification. */
+function say(cell: Cell, text: string): void {
+  const bar = errorBarOf(cell);
+  if (bar) {
+    bar.setStatus(text, true);
+  } else {
+    Notification.error(text, { autoClose: 6000 });
+  }
+}
+
+/** Show a proposal as a diff in its cell; the cell must already be claimed. */
+function review(
+  panel: NotebookPanel,
+  cell: Cell,
+  proposal: IFixProposal,
+  asked: Cell = cell
+): void {
+  const before = cell.model.sharedModel.getSource();
+  const id = cell.model.id;
+  const close = () => {
+    widget.dispose();
+    release(id);
+    errorBarOf(asked)?.setStatus('');
+    errorBarOf(cell)?.setStatus('');
+  };
+  const widget = new DiffReview(proposal, before, choice => {
+    if (choice === 'reject') {
+      close();
+      return;
+    }
+    const error = applyProposal(cell.model, proposal, before);
+    if (error) {
+      widget.setStatus(error);
+      return;
+    }
+    close();
+    if (choice === 'run') {
+      void NotebookActions.runCells(
+        panel.content,
+        [cell],
+        panel.sessionContext
+      );
+    }
+  });
+  insertAboveEditor(cell, widget);
+  cell.disposed.connect(() => release(id));
+  panel.content.scrollToCell(cell).catch(() => undefined);
+  widget.focus();
+}
+
+/** Ask the server and open the proposal in the cell it names. */
+async function propose(
+  app: JupyterFrontEnd,
+  panel: NotebookPanel,
+  cell: Cell,
+  body: Omit<IFixRequest, 'notebook'>
+): Promise<void> {
+  const index = panel.content.widgets.indexOf(cell);
+  const id = cell.model.id;
+  if (!claim(id)) {
+    say(cell, `A proposal for ${cellLabel(index)} is already open.`);
+    return;
+  }
+  const bar = errorBarOf(cell);
+  bar?.setStatus('Asking the model…');
+  let proposal: IFixProposal;
+  try {
+    const context = await app.commands.execute(CHAT_SNAPSHOT).catch(() => null);
+    proposal = await requestFix({
+      notebook: panel.context.path,
+      ...body,
+      ...(context ? { context } : {})
+    });
+  } catch (error) {
+    release(id);
+    say(cell, (error as Error).message);
+    return;
+  }
+  bar?.setStatus('');
+  const changed = cellOf(panel, proposal.cell_id) ?? cell;
+  if (changed !== cell) {
+    release(id);
+    if (!claim(changed.model.id)) {
+      const other = panel.content.widgets.indexOf(changed);
+      say(cell, `A proposal for ${cellLabel(other)} is already open.`);
+      return;
+    }
+    bar?.setStatus(
+      `The cause is in ${cellLabel(panel.content.widgets.indexOf(changed))}: see the proposal there.`
+    );
+  }
+  if (changed.isDisposed) {
+    release(changed.model.id);
+    return;
+  }
+  review(panel, changed, proposal, cell);
+}
+
+/** Fix / Explain / Edit with AI and the chat's Apply to cell. */
+const fixPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'chapyter-ext:fix',
+  description: 'Fix and Explain by errors, Edit with AI, reviewed as diffs.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    palette: ICommandPalette | null
+  ) => {
+    const { commands } = app;
+    const fix = (panel: NotebookPanel, cell: Cell) => {
+      const error = cellError(cell);
+      const index = panel.content.widgets.indexOf(cell);
+      if (!error) {
+        say(cell, `${cellLabel(index)} has no error to fix.`);
+        return;
+      }
+      const cells = codeCells(panel);
+      const failing = cells.find(c => c.id === cell.model.id)!;
+      void propose(app, panel, cell, {
+        mode: 'fix',
+        cell: failing,
+        error,
+        related: findDefiningCells(cells, failing, error)
+      });
+    };
+    const explain = (panel: NotebookPanel, cell: Cell) => {
+      const index = panel.content.widgets.indexOf(cell);
+      const text = `Explain why cell ${index + 1} failed and how to fix it.`;
+      errorBarOf(cell)?.setStatus('');
+      void commands.execute(ASK_CHAT, { text }).catch(error => {
+        say(cell, `Could not ask the chat: ${(error as Error).message}`);
+      });
+    };
+    tracker.widgetAdded.connect((_, panel) => {
+      void panel.context.ready.then(() =>
+        followErrors(
+          panel,
+          {
+            fix: (p, c: CodeCell) => fix(p, c),
+            explain: (p, c: CodeCell) => explain(p, c)
+          },
+          [bugIcon, infoIcon]
+        )
+      );
+    });
+
+    const hasError = () => {
+      const cell = tracker.currentWidget?.content.activeCell;
+      return !!cell && cellError(cell) !== null;
+    };
+    const describedBy = {
+      args: {
+        type: 'object',
+        properties: {
+          cellId: { type: 'string', description: 'The cell (default: active)' }
+        }
+      }
+    };
+    commands.addCommand(FixCommandIDs.fix, {
+      label: 'Fix Cell with AI',
+      caption: 'Ask the model to correct the failing cell; review it as a diff',
+      icon: bugIcon,
+      describedBy,
+      isEnabled: args => (typeof args.cellId === 'string' ? true : hasError()),
+      execute: args => {
+        const found = target(tracker, args);
+        if (found) {
+          fix(found.panel, found.cell);
+        }
+      }
+    });
+    commands.addCommand(FixCommandIDs.explain, {
+      label: 'Explain Error with AI',
+      caption: "Explain the cell's error in the AI Chat",
+      icon: infoIcon,
+      describedBy,
+      isEnabled: args => (typeof args.cellId === 'string' ? true : hasError()),
+      execute: args => {
+        const found = target(tracker, args);
+        if (found) {
+          explain(found.panel, found.cell);
+        }
+      }
+    });
+    commands.addCommand(FixCommandIDs.edit, {
+      label: 'Edit Cell with AI…',
+      caption: 'Describe a change; the proposal is shown as a diff in the cell',
+      icon: editIcon,
+      describedBy: {
+        args: {
+          type: 'object',
+          properties: {
+            cellId: {
+              type: 'string',
+              description: 'The cell (default: active)'
+            },
+            instruction: { type: 'string', description: 'What to change' }
+          }
+        }
+      },
+      isEnabled: () =>
+        tracker.currentWidget?.content.activeCell?.model.type === 'code',
+      execute: async args => {
+        const found = target(tracker, args);
+        if (!found || found.cell.model.type !== 'code') {
+          return;
+        }
+        const { panel, cell } = found;
+        const index = panel.content.widgets.indexOf(cell);
+        if (isBusy(cell.model.id)) {
+          say(cell, `A proposal for ${cellLabel(index)} is already open.`);
+          return;
+        }
+        let instruction =
+          typeof args.instruction === 'string' ? args.instruction : '';
+        if (!instruction) {
+          const answer = await InputDialog.getText({
+            title: `Edit ${cellLabel(index)} with AI`,
+            placeholder: 'e.g. vectorise this, add type hints',
+            okLabel: 'Propose'
+          });
+          instruction = answer.button.accept ? (answer.value ?? '').trim() : '';
+        }
+        if (!instruction) {
+          return;
+        }
+        await propose(app, panel, cell, {
+          mode: 'edit',
+          cell: codeCells(panel).find(c => c.id === cell.model.id)!,
+          instruction
+        });
+      }
+    });
+    for (const command of Object.values(FixCommandIDs)) {
+      palette?.addItem({ command, category: 'AI' });
+    }
+
+    // "Apply to cell N" under the chat's code blocks.
+    chatApplier.current = (code, origin) => {
+      const panel = tracker.currentWidget;
+      if (!panel) {
+        return null;
+      }
+      const cells = codeCells(panel);
+      const found = similarCell(cells, code, panel.content.activeCellIndex);
+      if (!found) {
+        return null;
+      }
+      return {
+        label: `Apply to ${cellLabel(found.index)}`,
+        apply: () => {
+          const cell = cellOf(panel, found.id);
+          if (!cell) {
+            return;
+          }
+          if (!claim(found.id)) {
+            say(
+              cell,
+              `A proposal for ${cellLabel(found.index)} is already open.`
+            );
+            return;
+          }
+          review(panel, cell, {
+            cell_id: found.id,
+            code,
+            explanation: 'Proposed in the AI Chat.',
+            model: origin.model,
+            kind: 'edit',
+            request_sha256: requestSha256(code)
+          });
+        }
+      };
+    };
+  }
+};
+
+export default [fixPlugin];
