@@ -24,40 +24,16 @@ import asyncio
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from urllib.request import Request, urlopen
 
+from loopback import free_port, post_json, wait_for
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 STEP_CODE = "x = 6 * 7"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def post_json(url: str, data: dict) -> None:
-    body = json.dumps(data).encode()
-    urlopen(Request(url, data=body, headers={"Content-Type": "application/json"}))
-
-
-def wait_for(url: str, token: str = "", timeout: float = 90) -> None:
-    deadline = time.time() + timeout
-    while True:
-        try:
-            urlopen(Request(url, headers={"Authorization": f"token {token}"}))
-            return
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 def script_turn(fake_url: str, steps: int) -> None:

@@ -15,23 +15,16 @@ import asyncio
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from urllib.request import Request, urlopen
 
+from loopback import free_port, post_json, wait_for
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from chapyter_ext.testing.openai_server import Reply
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -97,23 +90,6 @@ async def measure(base: str, token: str, chats: int, probes: int) -> dict:
         "chats_completed": len(done),
         "probes": probes,
     }
-
-
-def post_json(url: str, data: dict) -> None:
-    body = json.dumps(data).encode()
-    urlopen(Request(url, data=body, headers={"Content-Type": "application/json"}))
-
-
-def wait_for(url: str, token: str = "", timeout: float = 90) -> None:
-    deadline = time.time() + timeout
-    while True:
-        try:
-            urlopen(Request(url, headers={"Authorization": f"token {token}"}))
-            return
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 def main() -> None:
