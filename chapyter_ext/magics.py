@@ -50,9 +50,10 @@ class _Progress:
         answer = "".join(self._text)
         elapsed = time.perf_counter() - self._started
         if state == "waiting":
-            line = f"⏳ Asking {self._model}…"
+            # Plain text: an emoji renders as an empty box where no emoji font is installed.
+            line = f"Asking {self._model}…"
         elif state == "streaming":
-            line = f"⏳ {self._model} is writing… {self._chars} characters, {elapsed:.1f} s"
+            line = f"{self._model} is writing… {self._chars} characters, {elapsed:.1f} s"
         else:
             line = note
         plain = line if state != "streaming" else f"{line}\n{_tail(answer)}"

@@ -39,6 +39,18 @@ if [ -z "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}" ] && python -c "$HAS_LOCAL"; t
   echo "For a better one, set OPENAI_API_KEY (and OPENAI_BASE_URL / CHAPYTER_MODEL) and restart."
 fi
 
+# JupyterLab's first-run news pop-up covers the chat's input: off, for this environment only.
+mkdir -p "$ROOT/.venv/share/jupyter/lab/settings"
+OVERRIDES="$ROOT/.venv/share/jupyter/lab/settings/overrides.json"
+[ -f "$OVERRIDES" ] || cat > "$OVERRIDES" <<'JSON'
+{
+  "@jupyterlab/apputils-extension:notification": {
+    "fetchNews": "false",
+    "checkForUpdates": false
+  }
+}
+JSON
+
 mkdir -p notebooks
 ROOT_FLAG=()
 # Jupyter refuses to run as root unless told to (containers and CI machines often are root).
