@@ -9,7 +9,6 @@ shows the proposal as a diff and records an accepted one with ``contract.accepte
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing
 from typing import Any
 
 from ..endpoints import ModelRegistry
@@ -48,9 +47,14 @@ async def propose_fix(
 
     async def ask() -> str:
         pieces: list[str] = []
-        async with aclosing(astream(endpoint, messages)) as deltas:
+        # Closed on the way out (timeout included), so the model's response closes too.
+        # (contextlib.aclosing is Python 3.10+; the package supports 3.9.)
+        deltas = astream(endpoint, messages)
+        try:
             async for delta in deltas:
                 pieces.append(delta)
+        finally:
+            await deltas.aclose()
         return "".join(pieces)
 
     try:

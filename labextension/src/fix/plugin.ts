@@ -18,7 +18,12 @@ import {
   NotebookActions,
   NotebookPanel
 } from '@jupyterlab/notebook';
-import { bugIcon, editIcon, infoIcon } from '@jupyterlab/ui-components';
+import {
+  bugIcon,
+  editIcon,
+  infoIcon,
+  LabIcon
+} from '@jupyterlab/ui-components';
 
 import { requestSha256 } from '../contract';
 import { chatApplier } from './chatApply';
@@ -239,32 +244,42 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
         }
       }
     };
-    commands.addCommand(FixCommandIDs.fix, {
-      label: 'Fix Cell with AI',
-      caption: 'Ask the model to correct the failing cell; review it as a diff',
-      icon: bugIcon,
-      describedBy,
-      isEnabled: args => (typeof args.cellId === 'string' ? true : hasError()),
-      execute: args => {
-        const found = target(tracker, args);
-        if (found) {
-          fix(found.panel, found.cell);
+    // Fix and Explain act on a cell with an error: the one named, or the active one.
+    const errorCommand = (
+      id: string,
+      label: string,
+      caption: string,
+      icon: LabIcon,
+      act: (panel: NotebookPanel, cell: Cell) => void
+    ) =>
+      commands.addCommand(id, {
+        label,
+        caption,
+        icon,
+        describedBy,
+        isEnabled: args =>
+          typeof args.cellId === 'string' ? true : hasError(),
+        execute: args => {
+          const found = target(tracker, args);
+          if (found) {
+            act(found.panel, found.cell);
+          }
         }
-      }
-    });
-    commands.addCommand(FixCommandIDs.explain, {
-      label: 'Explain Error with AI',
-      caption: "Explain the cell's error in the AI Chat",
-      icon: infoIcon,
-      describedBy,
-      isEnabled: args => (typeof args.cellId === 'string' ? true : hasError()),
-      execute: args => {
-        const found = target(tracker, args);
-        if (found) {
-          explain(found.panel, found.cell);
-        }
-      }
-    });
+      });
+    errorCommand(
+      FixCommandIDs.fix,
+      'Fix Cell with AI',
+      'Ask the model to correct the failing cell; review it as a diff',
+      bugIcon,
+      fix
+    );
+    errorCommand(
+      FixCommandIDs.explain,
+      'Explain Error with AI',
+      "Explain the cell's error in the AI Chat",
+      infoIcon,
+      explain
+    );
     commands.addCommand(FixCommandIDs.edit, {
       label: 'Edit Cell with AI…',
       caption: 'Describe a change; the proposal is shown as a diff in the cell',
