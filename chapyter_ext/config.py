@@ -40,6 +40,7 @@ _CHOICES = {
     "agent_policy": ("ask", "risky", "never"),
     "tool_calling": ("auto", "on", "off"),
     "image_input": ("auto", "on", "off"),
+    "prompt_style": ("auto", "full", "small"),
 }
 
 
@@ -95,6 +96,13 @@ def check_setting(name: str, value: Any) -> str | None:
                     f"has a value for {key!r} that HTTP does not allow "
                     "(line breaks, control or non-ASCII characters)"
                 )
+    elif name == "completion_model":
+        if value and not value.isprintable():
+            return "must be the name of a configured model, without control characters"
+    elif name in ("completion_max_tokens", "completion_context_chars"):
+        least = 1 if name == "completion_max_tokens" else 0
+        if not _number(value) or value < least:
+            return f"must be a whole number of {least} or more, not {value!r}"
     elif name == "local_model_path" and "\0" in value:
         return "must be a file path (it holds a NUL character)"
     elif name == "agent_max_steps":
@@ -234,6 +242,71 @@ class Chapyter(Configurable):
         "('off'); 'auto': images for model names known to take them (gpt-4o, gpt-4.1, gpt-5, "
         "o1/o3/o4, claude, gemini, llava, pixtral, *-vl, ...).",
     )
+    # --- issue 16: speed where the user waits
+    warm_up = Bool(
+        True,
+        config=True,
+        help="%load_ext starts a background thread that imports the openai SDK, builds the "
+        "HTTP client and primes the kernel summary, so that the first %%ai does not wait for "
+        "them; the server does the same at start for the first chat request. It never starts "
+        "the bundled local model nor sends a request; False: off.",
+    )
+    # --- issue 13: a newcomer's first ten minutes
+    local_review = Bool(
+        True,
+        config=True,
+        help="With the bundled local model, review first: %%ai inserts its code below without "
+        "running it, and the chat offers Insert below instead of Insert and run (its code is "
+        "often wrong). False runs it at once, as with other models. %%ai --run still runs it.",
+    )
+    # --- issue 13: the small model serves
+    prompt_style = Unicode(
+        "auto",
+        config=True,
+        help="%%ai's prompt: 'full' (for capable models), 'small' (a short prompt with worked "
+        "examples, only the variables in the context, up to 3 answers checked against the "
+        "kernel before one is accepted, at most 128 tokens each); 'auto': small for the "
+        "bundled local model, full otherwise.",
+    )
+    # --- issue 15: inline completion (ghost text)
+    completion_model = Unicode(
+        "",
+        config=True,
+        help="Inline completion (ghost text in cells): the name of the ChapyterExtApp.models "
+        "entry that suggests code as you type; a small fast model is often best. Empty: the "
+        "chat's default model. (On/off, delay and automatic vs on-demand: JupyterLab's "
+        "Inline Completer settings.)",
+    )
+    completion_fim = Dict(
+        key_trait=Unicode(),
+        value_trait=Bool(),
+        config=True,
+        help="Inline completion: per model (a ChapyterExtApp.models name or a model id), "
+        "whether it takes fill-in-the-middle through /v1/completions with a suffix (True) or "
+        "is asked through chat completions (False). Unlisted: True for known code models "
+        "(codestral, deepseek-coder, starcoder, qwen2.5-coder, codellama, codegemma, ...). "
+        "Never for the bundled local model.",
+    )
+    completion_max_tokens = Int(
+        64,
+        config=True,
+        help="Inline completion: most tokens of one suggestion (the bundled local model: at "
+        "most 32).",
+    )
+    completion_context_chars = Int(
+        2000,
+        config=True,
+        help="Inline completion: characters of context sent besides the cell itself: the "
+        "kernel's variable names (with DataFrame columns), then the cells above.",
+    )
+
+    @validate("completion_model", "completion_max_tokens", "completion_context_chars")
+    def _validate_completion(self, proposal: Any) -> Any:
+        name, value = proposal["trait"].name, proposal["value"]
+        problem = check_setting(name, value)
+        if problem:
+            raise TraitError(f"Chapyter.{name} {problem}.")
+        return value
 
     @validate(
         "model",

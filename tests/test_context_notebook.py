@@ -135,7 +135,9 @@ def test_bounds_cut_instead_of_failing():
     parsed = NotebookSnapshot.parse(
         snapshot(
             active={"index": 0, "type": "code", "source": "a" * (MAX_SOURCE + 50)},
-            variables=[{"name": f"v{i}", "type": "int", "summary": "1"} for i in range(900)],
+            variables=[
+                {"name": f"v{i}", "type": "int", "summary": "1"} for i in range(MAX_VARIABLES + 50)
+            ],
             above=[{"index": i, "type": "code", "source": str(i)} for i in range(50)],
             cell_count=7.0,
             extra_key="ignored",

@@ -278,10 +278,14 @@ def test_help_is_the_docstring(kernel):
 
 
 def test_loading_does_not_import_openai():
+    # With the warm-up off: otherwise its thread imports them, right after (tests/test_warmup.py).
     code = (
         "import sys\n"
+        "from traitlets.config import Config\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
-        "shell = InteractiveShell.instance()\n"
+        "config = Config()\n"
+        "config.Chapyter.warm_up = False\n"
+        "shell = InteractiveShell.instance(config=config)\n"
         "shell.run_line_magic('load_ext', 'chapyter_ext')\n"
         "assert 'ai' in shell.magics_manager.magics['cell']\n"
         "heavy = [m for m in ('openai', 'httpx', 'httpx2', 'pandas', 'numpy', 'tornado')"

@@ -123,6 +123,19 @@ async function startServers(): Promise<void> {
     ),
     { fetchNews: 'false', checkForUpdates: false }
   );
+  // Inline completion asks the model while a test types: only on demand here, so that the
+  // other specs' model requests stay theirs. inline-completion.spec.ts turns it to automatic.
+  writeJSON(
+    path.join(
+      settings,
+      '@jupyterlab',
+      'completer-extension',
+      'inline-completer.jupyterlab-settings'
+    ),
+    {
+      providers: { '@chapyter-ext/inline-completion': { trigger: 'onDemand' } }
+    }
+  );
 
   const token = randomBytes(24).toString('hex');
   const env: NodeJS.ProcessEnv = {

@@ -37,6 +37,15 @@ const ANSWER =
 /** Timestamps of one ask, in epoch milliseconds. */
 interface IAsk {
   send: number;
+  /** The `POST chat` left the page (fetch start), its response headers arrived. */
+  chatFetch: number;
+  chatHeaders: number;
+  /** The browser started sending it (after queueing and any connection setup). */
+  chatRequestStart: number;
+  /** The first `token` event's bytes reached the page (before it could draw them). */
+  tokenBytes: number;
+  /** The `POST context` (the chip's preview) left the page; NaN when none was made. */
+  contextFetch: number;
   modelFirstChunk: number;
   dom: number;
   frame: number;
@@ -109,6 +118,46 @@ async function createNotebook(): Promise<void> {
 
 /** JupyterLab loaded, the notebook open with an idle kernel, the chat panel open. */
 async function openChat(page: Page): Promise<Locator> {
+  // Before JupyterLab captures `fetch`: note when the chat stream's bytes reach the page
+  // (its first `token` event), apart from when the page gets to draw them.
+  await page.addInitScript(() => {
+    const w = window as any;
+    const original = window.fetch.bind(window);
+    window.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const response = await original(input, init);
+      const url = input instanceof Request ? input.url : String(input);
+      const b = w.__bench;
+      if (
+        !b?.armed ||
+        !/\/chapyter-ext\/chat(\?|$)/.test(url) ||
+        !response.body
+      ) {
+        return response;
+      }
+      const [mine, theirs] = response.body.tee();
+      void (async () => {
+        const reader = mine.getReader();
+        const decoder = new TextDecoder();
+        let text = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done || b.tokenBytes) {
+            break;
+          }
+          text += decoder.decode(value, { stream: true });
+          if (text.includes('event: token')) {
+            b.tokenBytes = performance.timeOrigin + performance.now();
+          }
+        }
+        void reader.cancel();
+      })();
+      return new Response(theirs, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers
+      });
+    };
+  });
   await page.goto(
     `${LAB_URL}/lab/workspaces/bench-${Date.now()}?token=${TOKEN}`
   );
@@ -164,6 +213,9 @@ async function instrument(page: Page): Promise<void> {
     const w = window as any;
     const now = () => performance.timeOrigin + performance.now();
     w.__bench = { armed: false, send: null, dom: null, frame: null };
+    // Each ask reads and clears the resource timings of its requests: never let them drop.
+    performance.setResourceTimingBufferSize(100_000);
+    performance.clearResourceTimings();
     document.addEventListener(
       'click',
       event => {
@@ -193,6 +245,7 @@ async function instrument(page: Page): Promise<void> {
         b.dom = now();
         requestAnimationFrame(() => {
           b.frame = now();
+          b.painted();
         });
       }
     }).observe(list, { childList: true, subtree: true, characterData: true });
@@ -227,15 +280,18 @@ async function ask(page: Page, panel: Locator, delay: number): Promise<IAsk> {
     .getByRole('textbox', { name: 'Ask AI' })
     .fill('How much rain fell in all?');
   await page.evaluate(() => {
-    (window as any).__bench = {
+    const b: any = {
       armed: true,
       send: null,
       dom: null,
       frame: null
     };
+    // Resolved by the frame's callback: waiting for it polls nothing in the page.
+    b.finished = new Promise<void>(resolve => (b.painted = resolve));
+    (window as any).__bench = b;
   });
   await send.click();
-  await page.waitForFunction(() => (window as any).__bench.frame !== null);
+  await page.evaluate(() => (window as any).__bench.finished);
   // The answer finishes before the next ask (Send is back once the chat is idle).
   await expect(send).toBeVisible();
   await expect(panel.locator('.jp-mod-assistant')).toContainText(
@@ -244,7 +300,30 @@ async function ask(page: Page, panel: Locator, delay: number): Promise<IAsk> {
   const marks = await page.evaluate(() => {
     const b = (window as any).__bench;
     b.armed = false;
-    return { send: b.send, dom: b.dom, frame: b.frame };
+    // Resource timing of this ask's requests: when each left the page, when its response
+    // headers came back (page clock, epoch ms).
+    const at = (t: number) => performance.timeOrigin + t;
+    const entries = performance.getEntriesByType(
+      'resource'
+    ) as PerformanceResourceTiming[];
+    const find = (path: string) =>
+      entries.filter(
+        e =>
+          new URL(e.name).pathname.endsWith(path) && at(e.startTime) >= b.send
+      )[0];
+    const chat = find('/chapyter-ext/chat');
+    const context = find('/chapyter-ext/context');
+    performance.clearResourceTimings();
+    return {
+      send: b.send,
+      dom: b.dom,
+      frame: b.frame,
+      tokenBytes: b.tokenBytes ?? NaN,
+      chatFetch: chat ? at(chat.startTime) : NaN,
+      chatHeaders: chat ? at(chat.responseStart) : NaN,
+      chatRequestStart: chat ? at(chat.requestStart) : NaN,
+      contextFetch: context ? at(context.startTime) : NaN
+    };
   });
   const requests = (
     await fakeModel('GET', '/_control/requests')
@@ -308,6 +387,71 @@ test('chat: first byte of the model to first token painted', async ({
     delayed.push(await ask(page, panel, DELAY_S));
     immediate.push(await ask(page, panel, 0));
   }
+  if (process.env.BENCH_TRACE) {
+    // One more immediate ask under Chromium's tracing: the main thread's tasks, to see
+    // what the page does between Send and the first token (a diagnostic, not a figure).
+    const cdp = await page.context().newCDPSession(page);
+    const events: any[] = [];
+    cdp.on('Tracing.dataCollected', (data: any) => events.push(...data.value));
+    const done = new Promise<void>(resolve =>
+      cdp.once('Tracing.tracingComplete', () => resolve())
+    );
+    await cdp.send('Tracing.start', {
+      categories:
+        'devtools.timeline,blink.user_timing,disabled-by-default-devtools.timeline',
+      transferMode: 'ReportEvents'
+    });
+    await page.evaluate(() => {
+      const list = document.querySelector('.jp-Chapyter-chatMessages')!;
+      document.addEventListener(
+        'click',
+        event => {
+          if (
+            (event.target as Element | null)?.closest('.jp-Chapyter-chatSend')
+          ) {
+            performance.mark('bench-click');
+          }
+        },
+        { capture: true }
+      );
+      const observer = new MutationObserver(() => {
+        if (
+          performance.getEntriesByName('bench-click').length &&
+          list
+            .querySelector('.jp-mod-assistant .jp-Chapyter-chatMarkdown')
+            ?.textContent?.trim()
+        ) {
+          performance.mark('bench-dom');
+          observer.disconnect();
+        }
+      });
+      observer.observe(list, {
+        childList: true,
+        subtree: true,
+        characterData: true
+      });
+    });
+    await ask(page, panel, 0);
+    await cdp.send('Tracing.end');
+    await done;
+    fs.writeFileSync(
+      RESULTS.replace(/\.json$/, '.trace.json'),
+      JSON.stringify(events)
+    );
+  }
+  if (process.env.BENCH_PROFILE) {
+    // One more immediate ask under the CPU profiler: where the page's time goes.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+    const probe = await ask(page, panel, 0);
+    const { profile } = await cdp.send('Profiler.stop');
+    fs.writeFileSync(
+      RESULTS.replace(/\.json$/, '.cpuprofile'),
+      JSON.stringify({ ...profile, bench: probe })
+    );
+  }
   const offsetAfter = await clockOffset(page);
 
   const result = {
@@ -335,7 +479,28 @@ test('chat: first byte of the model to first token painted', async ({
       ),
       model_first_chunk_to_paint: stats(
         immediate.map(a => a.frame - a.modelFirstChunk)
-      )
+      ),
+      // Where the time before the model goes: the page before its POST chat, the server
+      // before the model's first byte, the response headers (the `start` event).
+      send_to_chat_fetch: stats(immediate.map(a => a.chatFetch - a.send)),
+      chat_fetch_to_model_first_chunk: stats(
+        immediate.map(a => a.modelFirstChunk - a.chatFetch)
+      ),
+      model_first_chunk_to_token_bytes_in_page: stats(
+        immediate.map(a => a.tokenBytes - a.modelFirstChunk)
+      ),
+      token_bytes_in_page_to_dom: stats(
+        immediate.map(a => a.dom - a.tokenBytes)
+      ),
+      chat_fetch_to_request_start: stats(
+        immediate.map(a => a.chatRequestStart - a.chatFetch)
+      ),
+      chat_fetch_to_response_headers: stats(
+        immediate.map(a => a.chatHeaders - a.chatFetch)
+      ),
+      context_previews_before_chat: immediate.filter(
+        a => a.contextFetch < a.chatFetch
+      ).length
     },
     clock_offset_ms: { before: offsetBefore, after: offsetAfter },
     machine: {

@@ -8,9 +8,14 @@ import { defineConfig } from '@playwright/test';
 import * as path from 'path';
 
 export default defineConfig({
-  testDir: __dirname,
-  testMatch: 'first_token.bench.ts',
-  outputDir: path.join(__dirname, 'results', 'test-results'),
+  // run.sh serves other browser benchmarks too: BENCH_DIR and BENCH_SPEC name theirs.
+  testDir: process.env.BENCH_DIR ?? __dirname,
+  testMatch: process.env.BENCH_SPEC ?? 'first_token.bench.ts',
+  outputDir: path.join(
+    process.env.BENCH_DIR ?? __dirname,
+    'results',
+    'test-results'
+  ),
   workers: 1,
   retries: 0,
   timeout: 30 * 60_000,

@@ -12,6 +12,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
+# Another browser benchmark reuses this runner: its folder and spec (see shift_enter/run.sh).
+BENCH_DIR="${BENCH_DIR:-$HERE}"
+BENCH_SPEC="${BENCH_SPEC:-first_token.bench.ts}"
 REPO="$(cd "$HERE/../.." && pwd)"
 LAB_PORT="${CHAPYTER_BENCH_LAB_PORT:-19151}"
 LLM_PORT="${CHAPYTER_BENCH_LLM_PORT:-19152}"
@@ -31,7 +34,7 @@ for port in "$LAB_PORT" "$LLM_PORT"; do
 done
 
 ROOT="$(mktemp -d "${TMPDIR:-/tmp}/chapyter-bench-XXXXXX")"
-mkdir -p "$ROOT/notebooks" "$HERE/results" \
+mkdir -p "$ROOT/notebooks" "$BENCH_DIR/results" \
   "$ROOT/settings/@jupyterlab/apputils-extension"
 echo '{"fetchNews": "false", "checkForUpdates": false}' \
   > "$ROOT/settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
@@ -61,6 +64,12 @@ export OPENAI_BASE_URL="http://127.0.0.1:$LLM_PORT/v1" OPENAI_API_KEY=sk-test \
   JUPYTER_RUNTIME_DIR="$ROOT/runtime" IPYTHONDIR="$ROOT/ipython"
 unset MPLBACKEND
 mkdir -p "$ROOT/logs"
+# A built labextension to use instead of the installed one (a copy, so a rebuild of the
+# working tree during the run cannot pull it away): CHAPYTER_BENCH_LABEXTENSION=<folder>.
+if [[ -n "${CHAPYTER_BENCH_LABEXTENSION:-}" ]]; then
+  mkdir -p "$ROOT/data/labextensions"
+  cp -r "$CHAPYTER_BENCH_LABEXTENSION" "$ROOT/data/labextensions/chapyter-ext"
+fi
 
 # setsid: each server leads its own process group, so a stuck one goes with its children.
 setsid python -m chapyter_ext.testing.openai_server --port "$LLM_PORT" \
@@ -72,7 +81,8 @@ ALLOW_ROOT=()
   --port="$LAB_PORT" --ServerApp.port_retries=0 --IdentityProvider.token="$TOKEN" \
   --ServerApp.root_dir="$ROOT/notebooks" --LabApp.expose_app_in_browser=True \
   --LabApp.user_settings_dir="$ROOT/settings" \
-  --LabApp.workspaces_dir="$ROOT/workspaces" "${ALLOW_ROOT[@]}") \
+  --LabApp.workspaces_dir="$ROOT/workspaces" "${ALLOW_ROOT[@]}" \
+  ${CHAPYTER_BENCH_LAB_ARGS:-}) \
   > "$ROOT/logs/jupyterlab.log" 2>&1 &
 PIDS+=($!)
 
@@ -96,8 +106,8 @@ fi
 
 export CHAPYTER_UI_LAB_URL="http://127.0.0.1:$LAB_PORT" CHAPYTER_UI_TOKEN="$TOKEN" \
   CHAPYTER_UI_LLM_URL="http://127.0.0.1:$LLM_PORT" \
-  BENCH_RESULTS="$HERE/results/latest.json" \
-  BENCH_COMMAND="${BENCH_ASKS:+BENCH_ASKS=$BENCH_ASKS }bash benchmarks/chat_first_token/run.sh" \
+  BENCH_RESULTS="$BENCH_DIR/results/latest.json" BENCH_DIR BENCH_SPEC \
+  BENCH_COMMAND="${BENCH_COMMAND:-${BENCH_ASKS:+BENCH_ASKS=$BENCH_ASKS }bash benchmarks/chat_first_token/run.sh}" \
   NODE_PATH="$REPO/ui-tests/node_modules"
 rm -f "$BENCH_RESULTS"
 "$PLAYWRIGHT" test -c "$HERE/playwright.config.ts" >&2

@@ -171,7 +171,7 @@ class _Turn:
         self.kernel = kernel
         redactor = Redactor(self.secrets)
         context = (
-            self.kernel.context(self.settings.context_budget)
+            self.kernel.context(self.settings.context_budget, question)
             if self.settings.send_context
             else None
         )

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 _CONTEXT_EXPRESSION = (
     "__import__('chapyter_ext.context', fromlist=['kernel_context'])"
-    ".kernel_context(get_ipython(), budget={budget})"
+    ".kernel_context(get_ipython(), budget={budget}, request={request})"
 )
 
 
@@ -66,9 +66,11 @@ class NotebookKernel:
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
-    def context(self, budget: int) -> str:
-        """The kernel's context (variables, recent cells, last error), as ``%%ai`` builds it."""
-        values = self._evaluate("", {"context": _CONTEXT_EXPRESSION.format(budget=int(budget))})
+    def context(self, budget: int, request: str | None = None) -> str:
+        """The kernel's context (variables, recent cells, last error), as ``%%ai`` builds it,
+        chosen for ``request`` (the agent's task) when there is one."""
+        expression = _CONTEXT_EXPRESSION.format(budget=int(budget), request=repr(request))
+        values = self._evaluate("", {"context": expression})
         text = values.get("context")
         return text if isinstance(text, str) else ""
 

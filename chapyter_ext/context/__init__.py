@@ -13,10 +13,17 @@ Everything here is pure, cheap and bounded:
   every piece before it is clipped (so that a secret cannot leak half-cut) and once more over the
   final text (which is where variable names are redacted).
 
-The modules: :mod:`.values` (one value's summary), :mod:`.frames` (pandas), :mod:`.kernel_state`
-(a live IPython shell: variables, recent cells, the last error), :mod:`.assemble` (THE assembler,
-one budget), :mod:`.notebook` (the chat's notebook snapshot, assembled by the same assembler;
-imported on use, by the server).
+- What is sent is chosen for the request (``request=``): variables, columns, keys, labels and
+  cells are ranked by how their words match the request's (:mod:`.relevance`,
+  :mod:`.selection`), and each variable's facts (:mod:`.facts`: labels, sentinels, numbers
+  stored as text, containers' keys and shapes) are read from bounded samples and cached between
+  requests.
+
+The modules: :mod:`.values` (one value's summary), :mod:`.frames` (pandas), :mod:`.facts`
+(with :mod:`.tables` and :mod:`.containers`), :mod:`.relevance`, :mod:`.selection`,
+:mod:`.kernel_state` (a live IPython shell: variables, recent cells, the last error),
+:mod:`.assemble` (THE assembler, one budget), :mod:`.notebook` (the chat's notebook snapshot,
+assembled by the same assembler; imported on use, by the server).
 """
 
 from __future__ import annotations

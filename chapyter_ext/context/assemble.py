@@ -11,90 +11,41 @@ piece is redacted before it is clipped, and the whole text once more, then cut t
 from __future__ import annotations
 
 import collections
-import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from ..redact import REDACTED, Redactor, is_secret_name, secret_values
-from .values import (
-    _clip,
-    _default_chars,
-    _describe,
-    _join_items,
-    _safe,
-    _safe_middle,
-    _type_label,
-)
+from ..redact import Redactor, secret_values
+from .facts import CACHE, VarFacts
+from .relevance import PREFIX, Terms, request_terms, words
+from .selection import Ranked, aliases_line, rank_variables, variables_section
+from .values import _clip, _pandas_types, _safe, _safe_middle
 
 
 class VariableSummary(NamedTuple):
-    """A variable summarised elsewhere (the kernel, for the chat): shown as it is, redacted."""
+    """A variable summarised elsewhere (the kernel, for the chat): shown as it is, redacted.
+
+    ``detail`` holds the facts the kernel sent with it (columns, keys, labels), when it did.
+    """
 
     name: str
     type: str
     summary: str
+    detail: VarFacts | None = None
 
 
 # A cell as the context shows it: source, summarised output, "In [7]" and the error it raised.
 _Cell = collections.namedtuple("_Cell", "source output label error", defaults=(None,))
 
 
+def as_facts(item) -> VarFacts:
+    """A summary made elsewhere as facts (a plain head line when it came without any)."""
+    if item.detail is not None:
+        return item.detail
+    return VarFacts(item.name, item.type, item.summary[:_SUMMARY_CHARS])
+
+
 # The most a summary made elsewhere may take (as much as a DataFrame's summary here).
 _SUMMARY_CHARS = 2000
-
-
-def _variable_line(item, limit: int, r: Redactor) -> str:
-    if isinstance(item, VariableSummary):
-        name, label = item.name, item.type
-    else:
-        name, value = item
-        label = _type_label(value)
-    head = f"- {name} ({label}): "
-    if len(head) + 4 > limit:
-        return _clip(f"- {name}", limit)
-    if is_secret_name(name):
-        return head + REDACTED
-    # Continuation lines are indented; leave room for that in multi-line summaries.
-    if isinstance(item, VariableSummary):
-        body = _safe(item.summary, max(8, limit - len(head) - 32), r)
-    else:
-        body = _describe(value, max(8, limit - len(head) - 32), r)
-    return _clip(head + body.replace("\n", "\n    "), limit)
-
-
-def _variable_chars(item) -> int:
-    if isinstance(item, VariableSummary):
-        return min(_SUMMARY_CHARS, len(item.name) + len(item.type) + len(item.summary) + 40)
-    return _default_chars(item[1])
-
-
-def _variables_section(variables, limit: int, r: Redactor) -> str:
-    title = "Variables (most recent first):"
-    if not variables or limit < len(title) + 24:
-        return ""
-    lines = [title]
-    used = len(title)
-    for i, item in enumerate(variables):
-        left = len(variables) - i
-        reserve = 48 if left > 1 else 0  # for the "... (K more variables)" note
-        room = limit - used - 1 - reserve
-        cap = min(_variable_chars(item), max(0, room))
-        # A big summary may not take everything: keep room for a few more names.
-        if left > 1:
-            cap = min(cap, max(120, room * 2 // 3))
-        if cap < 24:
-            lines.append(_more_variables(variables[i:], limit - used - 1))
-            break
-        line = _variable_line(item, cap, r)
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
-
-
-def _more_variables(rest, limit: int) -> str:
-    head = f"... ({len(rest):,} more variables"
-    names = (item[0] for item in itertools.islice(rest, limit // 3 + 1))
-    return _clip(_join_items(names, len(rest), head + ": ", ")", limit), limit)
 
 
 def _cell_text_block(cell: _Cell, limit: int, r: Redactor) -> str:
@@ -135,29 +86,46 @@ def _clip_lines(source: str, limit: int, r: Redactor) -> str:
 
 
 def _cells_section(
-    cells: list[_Cell], limit: int, r: Redactor, title: str = "Recent cells (oldest first):"
+    cells: list[_Cell],
+    limit: int,
+    r: Redactor,
+    title: str = "Recent cells (oldest first):",
+    terms: Terms | None = None,
 ) -> str:
     if not cells or limit < len(title) + 30:
         return ""
-    blocks: list[str] = []
+    # Budgeted newest first, so that what is dropped is the oldest; with a request, the newest
+    # cell, then the cells whose words match it, then the others newest first.
+    order = list(reversed(range(len(cells))))
+    if terms and len(cells) > 1:
+        relevant = {i for i in order[1:] if _cell_matches(cells[i], terms)}
+        order = [order[0], *(i for i in order[1:] if i in relevant)] + [
+            i for i in order[1:] if i not in relevant
+        ]
+    blocks: dict[int, str] = {}
     used = len(title)
-    # Newest first while budgeting, so that what is dropped is the oldest.
-    for i, cell in enumerate(reversed(cells)):
-        left = len(cells) - i
+    for k, index in enumerate(order):
+        left = len(cells) - k
         room = limit - used - 1 - (40 if left > 1 else 0)
         cap = room // left if left > 1 else room
         cap = max(cap, min(room, 120))  # a share too small for anything useful is no use
         if cap < 24:
             break
-        block = _cell_text_block(cell, cap, r)
-        blocks.append(block)
+        block = _cell_text_block(cells[index], cap, r)
+        blocks[index] = block
         used += len(block) + 1
     omitted = len(cells) - len(blocks)
     parts = [title]
     if omitted:
-        parts.append(f"... ({omitted} earlier cells not shown)")
-    parts.extend(reversed(blocks))
+        first = min(blocks, default=len(cells))
+        earlier = all(i < first for i in range(len(cells)) if i not in blocks)
+        parts.append(f"... ({omitted} {'earlier ' if earlier else ''}cells not shown)")
+    parts.extend(blocks[i] for i in sorted(blocks))
     return _clip("\n".join(parts), limit)
+
+
+def _cell_matches(cell: _Cell, terms: Terms) -> bool:
+    return any(terms.match(w) >= PREFIX for w in set(words(cell.source[:4000])))
 
 
 def _focus_section(focus: Sequence[tuple[str, str]], limit: int, r: Redactor) -> str:
@@ -181,13 +149,15 @@ def _focus_section(focus: Sequence[tuple[str, str]], limit: int, r: Redactor) ->
 def _assemble(
     *,
     error: str | None,
-    variables,
+    variables: Sequence[Ranked],
     cells: list[_Cell],
     budget: int,
     r: Redactor,
     header: str = "",
     focus: Sequence[tuple[str, str]] = (),
     cells_title: str = "Recent cells (oldest first):",
+    terms: Terms | None = None,
+    aliases: Sequence[tuple[str, str]] = (),
 ) -> str:
     if budget <= 0:
         return ""
@@ -211,18 +181,64 @@ def _assemble(
         if len(text) > len(title):
             sections.append(text)
             remaining -= len(text) + 2
+    if aliases:
+        line = aliases_line(aliases, min(remaining // 4, 400))
+        if line:
+            sections.append(line)
+            remaining -= len(line) + 2
     # Cells are less important than variables, but should not be starved by them.
     cells_reserve = min(_cells_need(cells), remaining * 3 // 10) if cells else 0
-    var_text = _variables_section(variables, remaining - cells_reserve, r)
+    # Focused only when something matched: a message about nothing in the kernel ("why?")
+    # gets the same text as no message (the chat's preview chip shows that text).
+    focused = bool(terms) and any(item.hits for item in variables)
+    var_text = variables_section(
+        variables,
+        remaining - cells_reserve,
+        r,
+        terms=terms,
+        focused=focused,
+        resolve=resolve_facts(r),
+    )
     if var_text:
         sections.append(var_text)
         remaining -= len(var_text) + 2
-    cell_text = _cells_section(cells, remaining, r, cells_title)
+    cell_text = _cells_section(cells, remaining, r, cells_title, terms)
     if cell_text:
         sections.append(cell_text)
     text = r("\n\n".join(sections))
     # Redaction can lengthen text ("<redacted>" is longer than a short secret): cut to the budget.
     return _clip(text, budget)
+
+
+# Tables and containers among the most recent variables have their facts (columns, keys,
+# labels) gathered up front, to be found by them; other variables are found by name and
+# described only if shown.
+_DETAILED = 1000
+_FACTED = (list, tuple, dict)
+
+
+def live_facts(variables: Iterable[tuple[str, object]], r: Redactor) -> list[VarFacts]:
+    """Facts of live values, from the process's cache when their fingerprints still match."""
+    CACHE.check(r)
+    pandas = _pandas_types()
+    out = []
+    for i, (name, value) in enumerate(variables):
+        full = i < _DETAILED and (
+            isinstance(value, _FACTED) or (pandas is not None and isinstance(value, pandas))
+        )
+        out.append(CACHE.get(name, value, r, full=full))
+    CACHE.prune({vf.name for vf in out})
+    return out
+
+
+def resolve_facts(r: Redactor):
+    """What turns a stub into its facts when the section shows it."""
+    return lambda vf: CACHE.resolve(vf, r)
+
+
+def rank(facts: Sequence[VarFacts], terms: Terms, used: Mapping[str, float] = {}) -> list[Ranked]:
+    """The variables in the order the context shows them (see :mod:`.selection`)."""
+    return rank_variables(facts, terms, used)
 
 
 def _cells_need(cells: list[_Cell]) -> int:
@@ -243,15 +259,20 @@ def build_context(
     last_error: str | None,
     budget: int,
     secrets: Iterable[str] = (),
+    request: str | None = None,
+    aliases: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The text describing the kernel to the model: at most ``budget`` characters, redacted.
 
     Sections, in order of priority when the budget is short: ``Last error`` (up to two fifths of
-    the budget, cut in the middle so both the start and the end survive), ``Variables`` in the
-    order given (most recent first, each a type and a short summary; values of secret-looking
-    names are ``<redacted>``; cut with ``... (K more variables: a, b, …)``), then ``Recent
-    cells`` given oldest first as ``(source, output)`` (the newest kept when cut, with ``...
-    (K earlier cells not shown)``). Variables may take at most seven tenths of what the error
+    the budget, cut in the middle so both the start and the end survive), ``Imported modules``
+    (``aliases``: ``np = numpy``), ``Variables`` (each a type and a short summary; values of
+    secret-looking names are ``<redacted>``; cut with ``... (K more variables: a, b, …)``), then
+    ``Recent cells`` given oldest first as ``(source, output)`` (the newest kept when cut, with
+    ``... (K earlier cells not shown)``). With a ``request``, variables come most relevant
+    first (:mod:`.selection`: their names, columns, keys and labels against the request's words,
+    the recent cells' and the error's), the relevant ones with their matching columns first;
+    without one, in the order given. Variables may take at most seven tenths of what the error
     leaves while there are cells to show. ``redact`` is applied to every piece before it is
     clipped and to the final text, with ``secrets`` and the string values of secret-named
     variables as extra verbatim secrets.
@@ -259,4 +280,16 @@ def build_context(
     variables = list(variables)
     r = Redactor([*secrets, *secret_values(variables)])
     cells = [_Cell(src, out, "In") for src, out in recent_cells if src and src.strip()]
-    return _assemble(error=last_error, variables=variables, cells=cells, budget=budget, r=r)
+    terms = request_terms(request, error=last_error)
+    if not request:
+        terms = Terms()
+    ranked = rank(live_facts(variables, r), terms)
+    return _assemble(
+        error=last_error,
+        variables=ranked,
+        cells=cells,
+        budget=budget,
+        r=r,
+        terms=terms,
+        aliases=aliases,
+    )

@@ -7,7 +7,7 @@ pandas object is summarised (pandas itself is never imported here: the objects c
 
 from __future__ import annotations
 
-from ..redact import Redactor
+from ..redact import REDACTED, Redactor, is_secret_name
 from .values import (
     _PREVIEW_ITEMS,
     _cell_text,
@@ -163,8 +163,10 @@ def _rows_text(df, n: int, names: list, show_index: bool, cap: int, r: Redactor)
     values = [row[:k] for row in sub.to_numpy(dtype=object).tolist()]
     index = sub.index.tolist() if show_index else None
     out = [title, _clip(" | ".join(header_cells), width)]
+    # A password column's values never leave, whatever they look like.
+    hidden = [isinstance(name, str) and is_secret_name(name) for name in names[:k]]
     for i, row in enumerate(values):
-        cells = [_cell_text(v, 20, r) for v in row]
+        cells = [REDACTED if hide else _cell_text(v, 20, r) for v, hide in zip(row, hidden)]
         if index is not None:
             cells.insert(0, _cell_text(index[i], 24, r))
         out.append(_clip(" | ".join(cells), width))

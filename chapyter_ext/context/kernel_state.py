@@ -16,8 +16,11 @@ import types
 from collections.abc import Container, Iterable, Mapping
 
 from ..redact import REDACTED, Redactor, is_secret_name, secret_values
-from .assemble import _assemble, _Cell
-from .values import _MISSING, _default_chars, _describe, _safe_middle, _summary_line, _type_label
+from .assemble import _assemble, _Cell, live_facts, rank
+from .facts import module_aliases
+from .relevance import Terms, request_terms
+from .selection import used_names
+from .values import _MISSING, _default_chars, _describe, _safe_middle, _summary_line
 
 # The builtins by name: ``getattr(builtins, name, None)`` raises (and catches) for most names.
 _BUILTINS = vars(builtins)
@@ -61,30 +64,56 @@ def user_variables(user_ns: dict, hidden: Container[str] = ()) -> list[tuple[str
     return out
 
 
+# What the chat's snapshot carries past its budget, for the server to choose from by relevance.
+_WIRE_FACTOR = 4
+_WIRE_MIN = 24_000
+# Tables' facts may take this many times that; variables past this many are left out.
+_WIRE_TABLES = 8
+_WIRE_VARIABLES = 5000
+
+
 def describe_variables(
     user_ns: dict, hidden: Container[str] = (), *, budget: int = 3000, secrets: Iterable[str] = ()
 ) -> list[dict]:
-    """``[{"name", "type", "summary"}]`` for the user's variables, for the sidebar chat.
+    """``[{"name", "type", "summary", ...}]`` for the user's variables, for the sidebar chat.
 
     Most recent first, JSON-able and redacted (values of secret-looking names are
     ``<redacted>``; see ``redact`` for the rest). ``summary`` is the summary without the type.
-    The list stops when the characters of names, types and summaries together reach ``budget``.
+    Tables and containers also carry their facts (``head``, ``facts``: columns or keys with
+    labels and notes, see :meth:`.facts.VarFacts.to_json`), which the server picks from by
+    relevance to the message (``budget`` is the context's budget: the list carries several
+    times that, so that what the message is about is among it). Summaries stop when the
+    characters of names, types and summaries together reach ``4 × budget`` (at least 24,000),
+    tables' facts at eight times that; past them a variable has its name and type only (an
+    empty summary), up to 5,000 variables.
+    The namespace's modules come last, as ``{"name": "np", "type": "module", "summary":
+    "numpy"}``. Facts are cached between calls, as for ``kernel_context``.
     """
-    variables = user_variables(user_ns, hidden)
+    from .assemble import live_facts
+
+    variables = user_variables(user_ns, hidden)[:_WIRE_VARIABLES]
     r = Redactor([*secrets, *secret_values(variables)])
+    limit = max(budget * _WIRE_FACTOR, _WIRE_MIN)
     out: list[dict] = []
     used = 0
-    for name, value in variables:
-        label = _type_label(value)
-        room = budget - used - len(name) - len(label)
-        if room < 16:
-            break
+    for (name, value), vf in zip(variables, live_facts(variables, r)):
+        label = vf.type
+        item: dict = {"name": name, "type": label, "summary": ""}
+        room = limit - used - len(name) - len(label)
         if is_secret_name(name):
-            summary = REDACTED
-        else:
-            summary = _describe(value, min(_default_chars(value), room), r)
-        out.append({"name": name, "type": label, "summary": summary})
-        used += len(name) + len(label) + len(summary)
+            item["summary"] = REDACTED
+        elif vf.facts and vf.pending is None and used < limit * _WIRE_TABLES:
+            # Tables and containers past the summaries' share: found by their columns too.
+            item["summary"] = vf.head
+            item.update(vf.to_json())
+        elif room >= 16:
+            item["summary"] = _describe(value, min(_default_chars(value), room), r)
+        # Past both: the name and the type only, so that a request can still name it.
+        out.append(item)
+        used += len(name) + len(label) + len(item["summary"])
+        used += sum(len(f[2]) + len(f[0]) + 8 * len(f[4]) for f in item.get("facts", ()))
+    for alias, module in module_aliases(user_ns):
+        out.append({"name": alias, "type": "module", "summary": module})
     return out
 
 
@@ -272,17 +301,28 @@ def last_error_summary(shell) -> str | None:
 
 
 def kernel_context(
-    shell, *, budget: int = 6000, n_cells: int = 5, secrets: Iterable[str] = ()
+    shell,
+    *,
+    budget: int = 6000,
+    n_cells: int = 5,
+    secrets: Iterable[str] = (),
+    request: str | None = None,
 ) -> str:
-    """``build_context`` for a live IPython ``InteractiveShell``.
+    """``build_context`` for a live IPython ``InteractiveShell``, chosen for ``request``.
 
-    Variables come from ``shell.user_ns`` (hiding ``shell.user_ns_hidden``): names used in the
-    running cell (the request) first, then those used in the recent cells (newest cell first),
-    then the rest, each group most recently defined first. Recent
-    cells are the last ``n_cells`` non-empty inputs of ``history_manager.input_hist_raw`` with
-    their outputs and errors, skipping the cell running now. The last error is included only if
-    it happened within the last ``max(n_cells, 1)`` cells (an old error is not what the user is
-    asking about). ``secrets`` (e.g. the configured API key) are redacted on top of the usual.
+    Variables come from ``shell.user_ns`` (hiding ``shell.user_ns_hidden``), ranked by
+    relevance to ``request`` (:mod:`.selection`: the words of their names, columns, keys and
+    labels against the request's, with a bonus for the names the running cell, the recent cells
+    (newest first) and the last error use); without a request (and a running cell, whose text
+    is the request of ``%%ai``), the names used in the running cell come first, then those of
+    the recent cells, then the rest, each group most recently defined first. Recent cells are
+    the last ``n_cells`` non-empty inputs of ``history_manager.input_hist_raw`` with their
+    outputs and errors, skipping the cell running now. The last error is included only if it
+    happened within the last ``max(n_cells, 1)`` cells (an old error is not what the user is
+    asking about). The modules the namespace binds are listed in one line (``np = numpy``).
+    ``secrets`` (e.g. the configured API key) are redacted on top of the usual. Each
+    variable's facts are cached between calls (:data:`.facts.CACHE`), so a warm call costs
+    about the same whatever the data.
     """
     ns = getattr(shell, "user_ns", None) or {}
     variables = user_variables(ns, getattr(shell, "user_ns_hidden", ()) or ())
@@ -290,18 +330,19 @@ def kernel_context(
     cells = _recent_cells(shell, max(0, n_cells), r)
 
     # The variables the request itself names (``%%ai plot df``) matter most, then those of the
-    # newest cells. Sorting is stable, so each rank keeps its most-recent-first order.
+    # newest cells, then those the error names.
     sources = [cell.source for cell in reversed(cells)]
+    weights = [1.0 / (2 + i) for i in range(len(sources))]
     running = _running_count(shell)
     inputs = _history(shell)[0]
+    running_source = None
     if running is not None and 0 < running < len(inputs) and isinstance(inputs[running], str):
-        sources.insert(0, inputs[running])
-    if sources:
-        seen: dict[str, int] = {}
-        for rank, source in enumerate(sources):
-            for name in re.findall(r"[A-Za-z_]\w*", source[-20_000:]):
-                seen.setdefault(name, rank)
-        variables.sort(key=lambda item: seen.get(item[0], len(sources)))
+        running_source = inputs[running]
+        sources.insert(0, running_source)
+        weights.insert(0, 1.0)
+    if request:
+        sources.insert(0, request)
+        weights.insert(0, 1.0)
 
     error = None
     found = _last_error(shell)
@@ -310,4 +351,21 @@ def kernel_context(
         latest = _running_count(shell) or getattr(shell, "execution_count", None)
         if count is None or not isinstance(latest, int) or latest - count <= max(n_cells, 1):
             error = text
-    return _assemble(error=error, variables=variables, cells=cells, budget=budget, r=r)
+    if error:
+        sources.append(error)
+        weights.append(0.8)
+    used = used_names(sources, weights)
+    asked = request if request else running_source
+    terms = request_terms(asked, error=error)
+    if not asked:
+        terms = Terms()
+    ranked = rank(live_facts(variables, r), terms, used)
+    return _assemble(
+        error=error,
+        variables=ranked,
+        cells=cells,
+        budget=budget,
+        r=r,
+        terms=terms,
+        aliases=module_aliases(ns),
+    )

@@ -13,7 +13,8 @@ Snapshot JSON (unknown keys are ignored; every size is bounded, longer text is c
      "active": {"index": int, "type": str, "source": str} | null,
      "above": [cell, ...], "below": [cell, ...], "selection": str,
      "last_error": {"cell_index": int, "ename": str, "evalue": str, "traceback": [str]} | null,
-     "variables": [{"name": str, "type": str, "summary": str}] | null,
+     "variables": [{"name": str, "type": str, "summary": str,
+                    "head"?, "facts"?, "noun"?, "total"?, "tail"?, "rest_kinds"?}] | null,
      "language": str}
 """
 
@@ -24,12 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..redact import Redactor
-from .assemble import VariableSummary, _assemble, _Cell
+from .assemble import VariableSummary, _assemble, _Cell, as_facts, rank
+from .facts import VarFacts
+from .relevance import Terms, request_terms
+from .selection import used_names
 
 # Bounds of a snapshot: far above what the budget can use, far below a denial of service.
 MAX_SOURCE = 100_000
 MAX_NEIGHBOURS = 20
-MAX_VARIABLES = 500
+MAX_VARIABLES = 5000
 MAX_TRACEBACK_LINES = 200
 MAX_NAME = 500
 MAX_SUMMARY = 10_000
@@ -119,14 +123,18 @@ class ChatContext:
         return {"text": self.text, "summary": self.summary, "chars": self.chars}
 
 
-def chat_context(snapshot: NotebookSnapshot, *, budget: int, redactor: Redactor) -> ChatContext:
+def chat_context(
+    snapshot: NotebookSnapshot, *, budget: int, redactor: Redactor, request: str | None = None
+) -> ChatContext:
     """The text a chat message sends for ``snapshot``: at most ``budget`` characters, redacted.
 
     Assembled like ``%%ai``'s context (:mod:`.assemble`): a line naming the notebook and the
     active cell, the selected text and the active cell, the last error (its message and the
-    end of its traceback, colours removed), the kernel's variables as the kernel summarised
-    them, then the neighbouring cells. ``summary`` is the chip, e.g. "data.ipynb · cell 4 ·
-    12 variables · last error".
+    end of its traceback, colours removed), the imported modules (``np = numpy``), the
+    kernel's variables as the kernel summarised them (most relevant to ``request``, the
+    message, first, with their matching columns, keys and labels: :mod:`.selection`; the
+    active cell's and the neighbours' code and the error count too), then the neighbouring
+    cells. ``summary`` is the chip, e.g. "data.ipynb · cell 4 · 12 variables · last error".
     """
     active = snapshot.active
     header = f"Notebook: {_basename(snapshot.path)} ({_plural(snapshot.cell_count, 'cell')}"
@@ -142,15 +150,25 @@ def chat_context(snapshot: NotebookSnapshot, *, budget: int, redactor: Redactor)
         for cell in group
         if cell.source.strip()
     ]
+    error = _error_text(snapshot.last_error)
+    variables = [v for v in snapshot.variables or () if v.type != "module"]
+    aliases = [(v.name, v.summary) for v in snapshot.variables or () if v.type == "module"]
+    code = [text for _, text in focus] + [c.source for c in cells]
+    terms = request_terms(request, error=error)
+    if not request:
+        terms = Terms()
+    used = used_names(code[:1] + ([error] if error else []), [1.0, 0.8])
     text = _assemble(
-        error=_error_text(snapshot.last_error),
-        variables=list(snapshot.variables or ()),
+        error=error,
+        variables=rank([as_facts(v) for v in variables], terms, used),
         cells=cells,
         budget=budget,
         r=redactor,
         header=header,
         focus=focus,
         cells_title="Neighbouring cells:",
+        terms=terms,
+        aliases=aliases,
     )
     return ChatContext(text=text, summary=_summary(snapshot), chars=len(text))
 
@@ -162,7 +180,8 @@ def _summary(snapshot: NotebookSnapshot) -> str:
     if snapshot.selection.strip():
         parts.append("selection")
     if snapshot.variables is not None:
-        parts.append(_plural(len(snapshot.variables), "variable"))
+        count = sum(1 for v in snapshot.variables if v.type != "module")
+        parts.append(_plural(count, "variable"))
     if snapshot.last_error is not None:
         parts.append("last error")
     return " · ".join(parts)
@@ -259,11 +278,9 @@ def _variables(value: Any) -> tuple[VariableSummary, ...]:
         if not isinstance(item, dict):
             raise ValueError("'variables[]' must be objects with name, type and summary")
         name = _text(item, "name", MAX_NAME, required=True, where="variables[].")
-        out.append(
-            VariableSummary(
-                name=name,
-                type=_text(item, "type", MAX_NAME, where="variables[]."),
-                summary=_text(item, "summary", MAX_SUMMARY, where="variables[]."),
-            )
-        )
+        kind = _text(item, "type", MAX_NAME, where="variables[].")
+        summary = _text(item, "summary", MAX_SUMMARY, where="variables[].")
+        # The facts (columns, keys, labels) are optional: anything malformed is left out.
+        detail = VarFacts.from_json(name, kind, summary, item) if "facts" in item else None
+        out.append(VariableSummary(name=name, type=kind, summary=summary, detail=detail))
     return tuple(out)

@@ -61,14 +61,16 @@ def complete(
     *,
     on_token: Callable[[str], None] | None = None,
     stream: bool = True,
+    extra_body: dict | None = None,
 ) -> Completion:
     """Ask for one chat completion; with ``stream``, hand each text piece to ``on_token``.
 
     Retries 429, 5xx and dropped connections until text has reached ``on_token``. Raises
     :class:`LLMError`; an exception raised by ``on_token`` itself propagates unchanged. The
-    same call as :func:`complete_step` without tools.
+    same call as :func:`complete_step` without tools. ``extra_body``: fields the server knows
+    beyond OpenAI's (llama.cpp's ``grammar``), sent as they are.
     """
-    reply = complete_step(endpoint, messages, None, on_token, stream=stream)
+    reply = complete_step(endpoint, messages, None, on_token, stream=stream, extra_body=extra_body)
     return Completion(
         text=reply.text,
         model=reply.model or endpoint.model,

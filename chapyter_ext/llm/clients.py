@@ -25,6 +25,8 @@ _sync_clients: OrderedDict[tuple, Any] = OrderedDict()
 _sync_http: list[Any] = []  # [httpx2.Client] once made
 _async_clients: OrderedDict[tuple, tuple[weakref.ref, Any]] = OrderedDict()
 _async_http: dict[int, tuple[weakref.ref, Any]] = {}
+# An async HTTP client made ahead of time (warm_async_http), for the first event loop to ask.
+_spare_async_http: list[Any] = []
 
 
 def _client_key(endpoint: Endpoint) -> tuple:
@@ -98,13 +100,56 @@ def _async_client(endpoint: Endpoint) -> Any:
             del _async_http[stale]  # its loop is closed: nothing left to close it with
         http = _async_http.get(id(loop))
         if http is None or http[0]() is not loop or getattr(http[1], "is_closed", False):
-            http = (weakref.ref(loop), _http_client(openai, asynchronous=True))
+            spare = _spare_async_http.pop() if _spare_async_http else None
+            if spare is None:
+                spare = _http_client(openai, asynchronous=True)
+            http = (weakref.ref(loop), spare)
             _async_http[id(loop)] = http
         client = openai.AsyncOpenAI(**kwargs, http_client=http[1])
         _async_clients[key] = (weakref.ref(loop), client)
         while len(_async_clients) > _CLIENT_CACHE_SIZE:
             _async_clients.popitem(last=False)
     return client
+
+
+def warm_clients(endpoint: Endpoint | None) -> None:
+    """Import the SDK and make the shared HTTP client, and ``endpoint``'s client if given.
+
+    The warm-up thread calls this so that the first request finds them ready; nothing is sent.
+    """
+    if endpoint is not None:
+        client = _sync_client(endpoint)
+        client.chat.completions  # noqa: B018  # the SDK builds its resources on first access
+        return
+    import openai
+
+    with _cache_lock:
+        if not _sync_http or getattr(_sync_http[0], "is_closed", False):
+            _sync_http[:] = [_http_client(openai, asynchronous=False)]
+
+
+def warm_async_http() -> None:
+    """Import the SDK and make an async HTTP client for the first event loop that asks.
+
+    The server calls this on a thread at start: otherwise the first chat request imports the
+    SDK (~0.5 s) and loads the CA bundle on the event loop, which stalls the whole server.
+    An async client is bound to a loop only once it is used, so making it here is safe.
+    """
+    import openai
+
+    with _cache_lock:
+        if _spare_async_http or _async_http:
+            return
+    client = _http_client(openai, asynchronous=True)
+    # The SDK imports its chat resources on first access (~80 ms): a throwaway client on the
+    # same HTTP client, never used to send, makes it do that now. Never closed: that would
+    # close the HTTP client.
+    warm = openai.AsyncOpenAI(api_key=_PLACEHOLDER_KEY, base_url="http://127.0.0.1:9/v1",
+                              http_client=client, max_retries=0)  # fmt: skip
+    warm.chat.completions  # noqa: B018
+    with _cache_lock:
+        if not _spare_async_http and not _async_http:
+            _spare_async_http.append(client)
 
 
 def _loop_gone(loop: asyncio.AbstractEventLoop | None) -> bool:

@@ -126,12 +126,13 @@ def complete_step(
     on_token: Callable[[str], None] | None = None,
     *,
     stream: bool = True,
+    extra_body: dict | None = None,
 ) -> StepReply:
     """Ask for one reply that may call ``tools``; with ``stream``, hand prose to ``on_token``.
 
     Retries like :func:`~chapyter_ext.llm.complete`. Raises :class:`LLMError` (with
     ``tools_rejected`` set when the endpoint refused ``tools``); an exception raised by
-    ``on_token`` propagates unchanged.
+    ``on_token`` propagates unchanged. ``extra_body``: server-specific request fields.
     """
     started = time.monotonic()
     _check_request(endpoint, messages)
@@ -139,9 +140,10 @@ def complete_step(
 
     def attempt(progress: _Progress) -> tuple[str, list[ToolCall], str, str | None]:
         try:
+            params = _step_params(endpoint, messages, tools, extra_body)
             if stream:
-                return _stream_once(client, endpoint, messages, tools, on_token, progress)
-            return _create_once(client, endpoint, messages, tools, on_token, progress)
+                return _stream_once(client, endpoint, params, on_token, progress)
+            return _create_once(client, endpoint, params, on_token, progress)
         except _CallbackError:
             raise
         except Exception as exc:
@@ -166,24 +168,30 @@ def complete_step(
 # -- one attempt -------------------------------------------------------------------------------
 
 
-def _step_params(endpoint: Endpoint, messages: list[dict], tools: list[dict] | None) -> dict:
+def _step_params(
+    endpoint: Endpoint,
+    messages: list[dict],
+    tools: list[dict] | None,
+    extra_body: dict | None = None,
+) -> dict:
     params = _chat_params(endpoint, messages)
     if tools:
         params["tools"] = tools
+    if extra_body:
+        params["extra_body"] = extra_body
     return params
 
 
 def _stream_once(
     client: Any,
     endpoint: Endpoint,
-    messages: list[dict],
-    tools: list[dict] | None,
+    params: dict,
     on_token: Callable[[str], None] | None,
     progress: _Progress,
 ) -> tuple[str, list[ToolCall], str, str | None]:
     model = ""
     calls = _ToolCallParts()
-    stream = client.chat.completions.create(**_step_params(endpoint, messages, tools), stream=True)
+    stream = client.chat.completions.create(**params, stream=True)
     try:
         for chunk in stream:
             progress.chunks += 1
@@ -210,12 +218,11 @@ def _stream_once(
 def _create_once(
     client: Any,
     endpoint: Endpoint,
-    messages: list[dict],
-    tools: list[dict] | None,
+    params: dict,
     on_token: Callable[[str], None] | None,
     progress: _Progress,
 ) -> tuple[str, list[ToolCall], str, str | None]:
-    response = client.chat.completions.create(**_step_params(endpoint, messages, tools))
+    response = client.chat.completions.create(**params)
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list):
         raise _bad_response(endpoint, "no choices")

@@ -6,16 +6,20 @@ import os
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Dict, Float, Int, TraitError, Unicode, default, validate
+from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, default, validate
 
 from ..config import Chapyter
 from ..endpoints import ModelRegistry
 from ..llm import aclose_clients
 from ..redact import Redactor
+from ..warmup import start_server_warm_up
 from .agent import AgentService
 from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
+from .complete import CompletionService
+from .complete_handlers import completion_handlers
 from .handlers import handlers
 from .history import ChatHistoryStore
+from .nodelay import kernel_websockets_without_nagle
 
 
 class ChapyterExtApp(ExtensionApp):
@@ -35,6 +39,7 @@ class ChapyterExtApp(ExtensionApp):
     history: HistoryWorker
     chat: ChatService
     agent: AgentService
+    completions: CompletionService
 
     models = Dict(
         key_trait=Unicode(),
@@ -90,6 +95,14 @@ class ChapyterExtApp(ExtensionApp):
         config=True,
         help="Longest chat message accepted, in characters.",
     )
+    # --- issue 16: speed where the user waits
+    kernel_nodelay = Bool(
+        True,
+        config=True,
+        help="Turn Nagle's algorithm off on kernel websockets (TCP_NODELAY), so that each "
+        "output reaches the browser at once instead of waiting up to 40 ms for the ACK of "
+        "the message before it (see chapyter_ext/server/nodelay.py).",
+    )
 
     @default("history_dir")
     def _default_history_dir(self) -> str:
@@ -141,10 +154,23 @@ class ChapyterExtApp(ExtensionApp):
             max_message_chars=self.max_message_chars,
             redactor=redactor,
             log=self.log,
+            prompt_style=shared.prompt_style,
         )
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
         agent = AgentService(chat, shared)
         self.registry, self.history, self.chat, self.agent = registry, history, chat, agent
+        if self.kernel_nodelay:  # issue 16; self.settings goes into the web app's settings
+            kernel_websockets_without_nagle(self.settings)
+        start_server_warm_up(shared)  # issue 16: the SDK, off the event loop
+        self.completions = CompletionService(  # issue 15: inline completion
+            registry,
+            model=shared.completion_model,
+            fim=shared.completion_fim,
+            max_tokens=shared.completion_max_tokens,
+            context_chars=shared.completion_context_chars,
+            redactor=redactor,
+            log=self.log,
+        )
         # Names and hosts only: the URL may carry userinfo and the key must never be logged.
         self.log.info(
             "chapyter-ext: models %s (default %s); chat history in %s",
@@ -162,6 +188,7 @@ class ChapyterExtApp(ExtensionApp):
     def initialize_handlers(self) -> None:
         """Register the routes, relative to the server's base_url."""
         self.handlers.extend(handlers())
+        self.handlers.extend(completion_handlers())
 
     async def stop_extension(self) -> None:
         """Stop streaming replies and agent turns (saving what they had), flush history, close
@@ -174,6 +201,9 @@ class ChapyterExtApp(ExtensionApp):
         chat: ChatService | None = getattr(self, "chat", None)
         history: HistoryWorker | None = getattr(self, "history", None)
         registry: ModelRegistry | None = getattr(self, "registry", None)
+        completions: CompletionService | None = getattr(self, "completions", None)
+        if completions is not None:
+            await completions.close()
         if agent is not None:
             await agent.close()
         if chat is not None:

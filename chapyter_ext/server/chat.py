@@ -10,6 +10,7 @@ request, a closed tab and the per-reply time limit.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,13 @@ from ..endpoints import ModelRegistry
 from ..llm import Endpoint, LLMError, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
+from ..small_model.prompt import (
+    SMALL_CHAT_HISTORY,
+    SMALL_CHAT_MAX_TOKENS,
+    SMALL_CHAT_SYSTEM_PROMPT,
+    SMALL_CONTEXT_BUDGET,
+    uses_small_prompt,
+)
 from .events import Done, Error, Notice, Start, Token, TokenRedactor
 from .history import (
     ChatMessage,
@@ -99,14 +107,19 @@ def parse_context(value: Any) -> Any:
         raise ChatError("bad_request", f"'context': {err}") from None
 
 
-def assemble_context(context: Any, budget: int, redactor: Redactor) -> str | None:
-    """The context text sent to the model, within ``budget`` characters, redacted."""
+def assemble_context(
+    context: Any, budget: int, redactor: Redactor, request: str | None = None
+) -> str | None:
+    """The context text sent to the model, within ``budget`` characters, redacted.
+
+    ``request`` (the user's message) picks what is relevant to it (``context.selection``).
+    """
     if context is None or budget <= 0:
         return None
     if isinstance(context, str):
         clean = redactor(context)
         return clean[:budget] + TRUNCATED if len(clean) > budget else clean
-    return chat_context(context, budget=budget, redactor=redactor).text or None
+    return chat_context(context, budget=budget, redactor=redactor, request=request).text or None
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,9 @@ class TurnSetup:
     history: list[dict[str, str]]
     #: Told to the user right after ``start`` ("" if nothing).
     notice: str
+    #: The model gets the small-model profile (``Chapyter.prompt_style``): a short system
+    #: prompt, a compact context, two earlier messages and a capped answer.
+    small: bool = False
 
 
 class RunningTurn(Protocol):
@@ -138,6 +154,14 @@ class RunningTurn(Protocol):
 
 
 TurnT = TypeVar("TurnT", bound=RunningTurn)
+
+
+def _read_for_turn(
+    store: Any, notebook: str, chat_id: str | None
+) -> tuple[str, tuple[ChatMessage, ...], str]:
+    """On the history thread: the chat a message goes to, its messages, the pending notice."""
+    chat_id = store.resolve_chat(notebook, chat_id)
+    return chat_id, store.messages(notebook, chat_id), store.take_notice(notebook)
 
 
 def history_for_model(messages: Sequence[ChatMessage], limit: int) -> list[dict[str, str]]:
@@ -314,8 +338,10 @@ class ChatService:
         max_message_chars: int = MAX_MESSAGE_CHARS,
         redactor: Redactor | None = None,
         log: logging.Logger | None = None,
+        prompt_style: str = "auto",
     ) -> None:
         self.registry = registry
+        self.prompt_style = prompt_style
         self.history = history
         self.max_concurrent = max(1, int(max_concurrent))
         self.stream_timeout = float(stream_timeout)
@@ -327,6 +353,8 @@ class ChatService:
         self.redact = redactor if redactor is not None else Redactor()
         self.log = log or logging.getLogger(__name__)
         self._turns: dict[str, RunningTurn] = {}
+        #: Users' messages being saved while their replies start (see open_turn).
+        self._saving: set[asyncio.Future[Any]] = set()
         self._reserved = 0
 
     @property
@@ -334,11 +362,14 @@ class ChatService:
         """How many replies are streaming or about to."""
         return self._reserved
 
-    def _prepare_context(self, context: Any) -> str | None:
+    def _prepare_context(
+        self, context: Any, request: str | None = None, *, small: bool = False
+    ) -> str | None:
         if not self.send_context:
             return None
+        budget = min(self.context_budget, SMALL_CONTEXT_BUDGET) if small else self.context_budget
         # The model's host must never see a secret: the assembly redacts.
-        return assemble_context(context, self.context_budget, self.redact)
+        return assemble_context(context, budget, self.redact, request)
 
     async def open_turn(self, request: ChatRequest, make: Callable[[TurnSetup], TurnT]) -> TurnT:
         """Resolve the model, take a slot, save the user's message; the turn ``make`` built.
@@ -367,36 +398,39 @@ class ChatService:
             store = self.history.store
             try:
                 notebook = normalize_notebook_path(request.notebook)
-                chat_id = await self.history.run(store.resolve_chat, notebook, request.chat_id)
-                earlier = await self.history.run(store.messages, notebook, chat_id)
+                # One trip to the history thread, not three: each costs a thread hand-off.
+                chat_id, earlier, notice = await self.history.run(
+                    _read_for_turn, store, notebook, request.chat_id
+                )
                 message = self.redact(request.message)
-                notice = await self.history.run(store.take_notice, notebook)
+                small = uses_small_prompt(self.prompt_style, model_name)
+                if small:
+                    endpoint = dataclasses.replace(
+                        endpoint, max_tokens=min(endpoint.max_tokens, SMALL_CHAT_MAX_TOKENS)
+                    )
+                sent = SMALL_CHAT_HISTORY if small else self.history_sent
                 setup = TurnSetup(
                     notebook=notebook,
                     chat_id=chat_id,
                     model_name=model_name,
                     endpoint=endpoint,
                     message=message,
-                    context=self._prepare_context(request.context),
-                    history=history_for_model(earlier, self.history_sent),
+                    context=self._prepare_context(request.context, request.message, small=small),
+                    history=history_for_model(earlier, sent),
                     notice=notice,
+                    small=small,
                 )
                 try:
                     # Built before anything is saved, so a refused message leaves no trace.
                     turn = make(setup)
                 except ValueError as err:
                     raise ChatError("bad_request", one_line(err, self.redact)) from None
-                await self.history.run(
-                    store.append,
-                    notebook,
-                    chat_id,
-                    ChatMessage(
-                        id=new_id(),
-                        role="user",
-                        content=message,
-                        model=model_name,
-                        created=utc_now(),
-                    ),
+                user_message = ChatMessage(
+                    id=new_id(),
+                    role="user",
+                    content=message,
+                    model=model_name,
+                    created=utc_now(),
                 )
             except HistoryError as err:
                 raise ChatError(err.kind, str(err)) from None
@@ -404,14 +438,33 @@ class ChatService:
         except BaseException:
             self._reserved -= 1
             raise
+        # The model is not kept waiting for the disk (a write and two fsyncs): the message is
+        # saved on the history thread, which runs calls in the order asked, so it is on disk
+        # before the reply, whose save is asked for when the reply ends.
+        saving = asyncio.ensure_future(
+            self.history.run(store.append, notebook, chat_id, user_message)
+        )
+        self._saving.add(saving)  # the loop keeps only a weak reference to a task
+        saving.add_done_callback(self._report_unsaved)
         return turn
+
+    def _report_unsaved(self, saving: asyncio.Future[Any]) -> None:
+        self._saving.discard(saving)
+        if saving.cancelled() or saving.exception() is None:
+            return
+        err = saving.exception()
+        assert err is not None
+        self.log.error(
+            "Could not save the user's chat message:\n%s", redact_traceback(err, self.redact)
+        )
 
     async def start(self, request: ChatRequest) -> ChatTurn:
         """Save the user's message and start the reply; raises :class:`ChatError`."""
 
         def make(setup: TurnSetup) -> ChatTurn:
+            system = SMALL_CHAT_SYSTEM_PROMPT if setup.small else CHAT_SYSTEM_PROMPT
             messages = build_messages(
-                setup.message, setup.context, history=setup.history, system=CHAT_SYSTEM_PROMPT
+                setup.message, setup.context, history=setup.history, system=system
             )
             turn = ChatTurn(
                 self,
@@ -448,3 +501,5 @@ class ChatService:
             turn.stop("shutdown")
         if turns:
             await asyncio.wait([asyncio.ensure_future(t.wait()) for t in turns], timeout=10)
+        if self._saving:
+            await asyncio.wait(list(self._saving), timeout=10)

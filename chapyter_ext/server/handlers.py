@@ -19,6 +19,7 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado.iostream import StreamClosedError
 
 from .._version import __version__
+from ..config import Chapyter
 from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
 from ..endpoints import ModelRegistry
 from ..llm import LLMError, alist_models
@@ -201,10 +202,16 @@ class ConfigHandler(ChapyterHandler):
         kernel's ``describe_variables`` for: there is one budget for the whole context.
         ``tools``/``images``: whether agent turns with that model use function calling and
         send figures as images (``Chapyter.tool_calling``, ``Chapyter.image_input``).
+        The bundled local model's entry adds ``local``, ``notice`` and ``review_first``
+        (``Chapyter.local_review``: the chat inserts its code without running it).
         """
         models = self.models.public_info()
+        # The bundled local model's code is inserted for review, not run (issue 13).
+        review = Chapyter(parent=self.app).local_review
         for entry in models:
             entry["tools"], entry["images"] = self.app.agent.capabilities(entry["name"])
+            if entry.get("local"):
+                entry["review_first"] = review
         self.reply(
             {
                 "models": models,
@@ -221,16 +228,24 @@ class ContextHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     def post(self) -> None:
-        """Body ``{"snapshot": {...}}`` -> ``{"text", "summary", "chars"}``.
+        """Body ``{"snapshot": {...}, "message"?: str}`` -> ``{"text", "summary", "chars"}``.
 
         Assembled exactly as ``POST chat`` assembles its ``context`` (same budget, same
-        redaction); the text is empty when the server sends no context (``send_context``).
+        redaction) for ``message`` (the draft; what is relevant to it comes first); the text
+        is empty when the server sends no context (``send_context``).
         """
+        body = self.json_body()
         try:
-            snapshot = NotebookSnapshot.parse(self.json_body().get("snapshot"))
+            snapshot = NotebookSnapshot.parse(body.get("snapshot"))
         except ValueError as err:
             raise ChatError("bad_request", f"'snapshot': {err}") from None
-        context = chat_context(snapshot, budget=self.chat.context_budget, redactor=self.chat.redact)
+        message = body.get("message")
+        context = chat_context(
+            snapshot,
+            budget=self.chat.context_budget,
+            redactor=self.chat.redact,
+            request=message[:20_000] if isinstance(message, str) else None,
+        )
         if not self.chat.send_context:
             context = ChatContext(text="", summary=context.summary, chars=0)
         self.reply(context.to_json())
@@ -273,6 +288,12 @@ class ChatHandler(ChapyterHandler):
         self.set_header("Cache-Control", "no-cache, no-transform")
         # Reverse proxies (nginx) buffer responses by default, which would hold tokens back.
         self.set_header("X-Accel-Buffering", "no")
+        # Each event is a small write of its own: with Nagle's algorithm on, the first token
+        # waits for the browser to ACK `start`, which Linux delays by up to 40 ms.
+        connection = self.request.connection
+        stream = getattr(connection, "stream", None)
+        if stream is not None and hasattr(stream, "set_nodelay"):
+            stream.set_nodelay(True)
         try:
             async for event in turn.events(HEARTBEAT_SECONDS):
                 if self._client_gone:

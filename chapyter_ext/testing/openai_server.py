@@ -13,6 +13,8 @@ refuse requests that carry ``tools`` (``Reply(reject_tools=True)``), to play an 
 A reply is chosen per chat completion: the first route whose ``when`` occurs in the last user
 message, else the next scripted reply, else ``default_reply``. ``/_control/*`` endpoints do the
 same from another process (``python -m chapyter_ext.testing.openai_server``).
+``POST /v1/completions`` (fill-in-the-middle: ``prompt`` and ``suffix``) is answered from the same
+script, routes matching its prompt and suffix, streamed as ``text_completion`` chunks.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .replies import (
     RecordedRequest,
     Reply,
     _error_json,
+    fim_text,
     last_user_text,
     tool_calls_json,
 )
@@ -212,6 +215,8 @@ class FakeOpenAIServer:
 
         if handler.command == "POST" and path == "/v1/chat/completions":
             self._chat(handler, record)
+        elif handler.command == "POST" and path == "/v1/completions":
+            self._chat(handler, record, text_completion=True)
         elif handler.command == "GET" and path == "/v1/models":
             handler.respond_json(200, self._models_json())
         else:
@@ -219,8 +224,9 @@ class FakeOpenAIServer:
                 404, _error_json(404, f"Unknown path {handler.command} {path}.", code="not_found")
             )
 
-    def _choose(self, body: Any) -> tuple[Reply, str]:
-        text = last_user_text(body)
+    def _choose(self, body: Any, *, text_completion: bool = False) -> tuple[Reply, str]:
+        # A text completion (fill-in-the-middle) is routed on its prompt and suffix.
+        text = fim_text(body) if text_completion else last_user_text(body)
         with self._lock:
             for when, reply in self._routes:
                 if when in text:
@@ -229,8 +235,10 @@ class FakeOpenAIServer:
                 return self._queue.popleft(), "script"
             return self.default_reply, "default"
 
-    def _chat(self, handler: _Handler, record: RecordedRequest) -> None:
-        reply, source = self._choose(record.body)
+    def _chat(
+        self, handler: _Handler, record: RecordedRequest, *, text_completion: bool = False
+    ) -> None:
+        reply, source = self._choose(record.body, text_completion=text_completion)
         record.reply, record.source = reply, source
         rejected = reply.reject_tools and isinstance(record.body, dict) and record.body.get("tools")
         if rejected and source == "script":
@@ -254,13 +262,22 @@ class FakeOpenAIServer:
                 data = _error_json(reply.status, message, code=reply.error_code)
                 handler.respond_json(reply.status, data, headers=reply.headers)
             elif stream:
-                self._stream(handler, record, reply)
+                self._stream(handler, record, reply, text_completion=text_completion)
+            elif text_completion:
+                handler.respond_json(200, self._text_completion_json(record, reply), reply.headers)
             else:
                 handler.respond_json(200, self._completion_json(record, reply), reply.headers)
         except _ClientGone:
             self._client_gone(handler, record)
 
-    def _stream(self, handler: _Handler, record: RecordedRequest, reply: Reply) -> None:
+    def _stream(
+        self,
+        handler: _Handler,
+        record: RecordedRequest,
+        reply: Reply,
+        *,
+        text_completion: bool = False,
+    ) -> None:
         # Chunked framing, so that a cut is visible to the client as an incomplete body (a
         # close-delimited body would make a cut look like a normal end).
         head = [
@@ -280,6 +297,22 @@ class FakeOpenAIServer:
         deltas = self._stream_deltas(reply)
 
         def event(delta: dict[str, Any], finish_reason: str | None) -> bytes:
+            if text_completion:  # /v1/completions: choices[0].text instead of a delta
+                data: dict[str, Any] = {
+                    "id": chunk_id.replace("chatcmpl", "cmpl"),
+                    "object": "text_completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "text": delta.get("content") or "",
+                            "finish_reason": finish_reason,
+                            "logprobs": None,
+                        }
+                    ],
+                }
+                return _http_chunk(f"data: {json.dumps(data)}\n\n".encode())
             data = {
                 "id": chunk_id,
                 "object": "chat.completion.chunk",
@@ -361,6 +394,22 @@ class FakeOpenAIServer:
                 "prompt_tokens": prompt_chars // 4,
                 "completion_tokens": len(reply.content) // 4,
                 "total_tokens": (prompt_chars + len(reply.content)) // 4,
+            },
+        }
+
+    def _text_completion_json(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        return {
+            "id": f"cmpl-fake-{next(self._ids)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": record.model or self.models[0],
+            "choices": [
+                {"index": 0, "text": reply.content, "finish_reason": "stop", "logprobs": None}
+            ],
+            "usage": {
+                "prompt_tokens": len(fim_text(record.body)) // 4,
+                "completion_tokens": len(reply.content) // 4,
+                "total_tokens": (len(fim_text(record.body)) + len(reply.content)) // 4,
             },
         }
 

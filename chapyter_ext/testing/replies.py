@@ -135,6 +135,18 @@ def last_user_text(body: Any) -> str:
     return ""
 
 
+def fim_text(body: Any) -> str:
+    """Prompt and suffix of a ``/v1/completions`` request, joined ('' if none): what routes
+    match for fill-in-the-middle."""
+    if not isinstance(body, dict):
+        return ""
+    prompt, suffix = body.get("prompt"), body.get("suffix")
+    prompt = (
+        "".join(p for p in prompt if isinstance(p, str)) if isinstance(prompt, list) else prompt
+    )
+    return (prompt if isinstance(prompt, str) else "") + (suffix if isinstance(suffix, str) else "")
+
+
 def tool_calls_json(reply: Reply, first_id: int) -> list[dict[str, Any]]:
     """The reply's tool calls in OpenAI's message form (ids ``call_fake_<n>`` unless given)."""
     calls = []

@@ -15,6 +15,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { refreshIcon } from '@jupyterlab/ui-components';
 
 import chatPlugins from './chat/plugin';
+import completePlugins from './complete/plugin';
 import fixPlugins from './fix/plugin';
 import { PairDecorator } from './notebook/decorations';
 import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
@@ -158,4 +159,10 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [executorPlugin, notebookPlugin, ...chatPlugins, ...fixPlugins];
+export default [
+  executorPlugin,
+  notebookPlugin,
+  ...chatPlugins,
+  ...fixPlugins,
+  ...completePlugins
+];

@@ -288,3 +288,38 @@ async def test_named_model_on_another_url_gets_no_shared_key(post_chat, fake, se
     assert sent.model == "other-model"
     assert secrets[0] not in json.dumps(sent.headers)
     assert "x-test-secret" not in sent.headers
+
+
+@pytest.mark.chapyter_config({"Chapyter": {"prompt_style": "small"}})
+async def test_a_small_model_gets_the_short_chat_prompt_and_a_capped_answer(post_chat, fake):
+    from chapyter_ext.prompts import CHAT_SYSTEM_PROMPT
+    from chapyter_ext.small_model import (
+        SMALL_CHAT_HISTORY,
+        SMALL_CHAT_MAX_TOKENS,
+        SMALL_CHAT_SYSTEM_PROMPT,
+    )
+
+    fake.script("one", "two", "three")
+    _, first = await post_chat(chat_body("first question"))
+    chat_id = first.first("start")["chat_id"]
+    await post_chat(chat_body("second question", chat_id=chat_id))
+    await post_chat(chat_body("third question", chat_id=chat_id))
+
+    sent = fake.requests[-1]
+    assert sent.messages[0] == {"role": "system", "content": SMALL_CHAT_SYSTEM_PROMPT}
+    assert CHAT_SYSTEM_PROMPT not in json.dumps(sent.body)
+    assert sent.body["max_tokens"] == SMALL_CHAT_MAX_TOKENS
+    # Only the latest earlier messages: the first question is gone.
+    assert len(sent.messages) == 1 + SMALL_CHAT_HISTORY + 1
+    assert "first question" not in json.dumps(sent.messages)
+    assert "third question" in sent.messages[-1]["content"]
+
+
+async def test_a_capable_model_keeps_the_full_chat_prompt(post_chat, fake):
+    from chapyter_ext.prompts import CHAT_SYSTEM_PROMPT
+
+    fake.script("fine")
+    await post_chat(chat_body("a question"))
+    sent = fake.requests[-1]
+    assert sent.messages[0] == {"role": "system", "content": CHAT_SYSTEM_PROMPT}
+    assert sent.body["max_tokens"] == 2048

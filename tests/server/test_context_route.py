@@ -99,3 +99,37 @@ async def test_bad_snapshots_are_400(get_json, fake, body):
     assert (status, data["error"]["kind"]) == (400, "bad_request")
     assert "\n" not in data["error"]["message"]
     assert data["error"]["message"].startswith("'snapshot': ")
+
+
+@pytest.mark.chapyter_config({"Chapyter": {"context_budget": 900}})
+async def test_the_message_picks_what_is_sent(get_json, post_chat, fake):
+    # The kernel's facts (as describe_variables sends them): the table the message is about
+    # is the oldest of many, with its labels.
+    table = {
+        "name": "parcels",
+        "type": "DataFrame",
+        "summary": "400 rows × 1 columns",
+        "head": "400 rows × 1 columns",
+        "facts": [["'state'", "object", "object", "", [["Shipped", 0.5], ["shipped", 0.5]]]],
+        "noun": "columns",
+        "total": 1,
+    }
+    many = [{"name": f"v{i}", "type": "int", "summary": str(i) * 20} for i in range(200)]
+    snap = snapshot(variables=[*many, table])
+    message = "how many parcels were shipped?"
+    status, preview = await get_json(
+        "chapyter-ext", "context", method="POST", body={"snapshot": snap, "message": message}
+    )
+    assert status == 200
+    assert "Variables (most relevant first):\n- parcels (DataFrame)" in preview["text"]
+    assert "'Shipped' 50%, 'shipped' 50%" in preview["text"]
+    status, plain = await get_json(
+        "chapyter-ext", "context", method="POST", body={"snapshot": snap}
+    )
+    assert "parcels (DataFrame)" not in plain["text"]
+
+    fake.script(Reply(content="ok"))
+    _, reader = await post_chat({"notebook": NOTEBOOK, "message": message, "context": snap})
+    assert reader.names[-1] == "done", reader.events
+    sent = "\n".join(str(m["content"]) for m in fake.requests[-1].messages)
+    assert preview["text"] in sent

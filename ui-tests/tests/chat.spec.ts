@@ -154,6 +154,9 @@ test('ask, see the answer stream in, insert and run its code, find it again afte
   const sent = JSON.stringify(requests[0].body.messages);
   expect(sent).toContain('Add up the rain of all cities');
   expect(sent).toContain('rain (DataFrame)');
+  // The kernel's facts reach the server through the browser: columns and labels.
+  expect(sent).toContain("'rain_mm' int64");
+  expect(sent).toContain("3 labels: 'Oslo' 33%");
   expect(sent).toContain("NameError: name 'rainfall' is not defined");
   expect(sent).toContain('chat-ask.ipynb');
 

@@ -375,9 +375,13 @@ test.describe('local model', () => {
         const index = cells.findIndex(c => c.id === 'prompt');
         const prompt = cells[index];
         const below = cells[index + 1];
+        // Review first (Chapyter.local_review): inserted below, not run.
         const generated =
           below?.chapyter?.role === 'generated' &&
-          below.executionCount !== null;
+          prompt.executionState === 'idle' &&
+          prompt.outputs.some(o =>
+            o.text.includes('inserted below for review')
+          );
         const failed =
           prompt.executionState === 'idle' &&
           prompt.outputs.some(o => o.type === 'error');
@@ -402,6 +406,7 @@ test.describe('local model', () => {
         role: 'prompt',
         generated_cell: below.id
       });
+      expect(below.executionCount).toBeNull();
       await lab.screenshot('local-03-generated');
     } else {
       // No usable code from the tiny model: one chapyter-ext line, and no cell inserted.

@@ -400,6 +400,74 @@ describe('ChatModel streaming', () => {
     expect(model.error).toBeNull();
   });
 
+  it('draws the reply first with its first text, not on `start`', async () => {
+    const { client, model } = await ready();
+    const drawn: string[] = [];
+    model.messageChanged.connect((_, message) => drawn.push(message.content));
+    const sending = model.send('plot x');
+    await flush();
+    const stream = client.streams[0];
+    stream.send({
+      type: 'start',
+      chatId: 'c1',
+      messageId: 'm1',
+      model: 'fast'
+    });
+    await flush();
+    // Named, not drawn: a draw of the empty reply would hold the first token back.
+    expect(model.messages[1].id).toBe('m1');
+    expect(drawn).toEqual([]);
+    stream.send({ type: 'token', text: 'Hi' });
+    await flush();
+    expect(drawn).toEqual(['Hi']);
+    stream.send({
+      type: 'done',
+      messageId: 'm1',
+      text: 'Hi',
+      status: 'complete'
+    });
+    stream.end();
+    await sending;
+  });
+
+  it('sends the snapshot without waiting for the preview, and refreshes the chip after', async () => {
+    const client = new FakeClient();
+    const previews: string[] = [];
+    const model = new ChatModel({
+      client,
+      context: async () => {
+        previews.push('preview');
+        return CONTEXT;
+      },
+      snapshot: async () => CONTEXT.snapshot,
+      stopGraceMs: 50
+    });
+    await model.loadConfig();
+    await model.setNotebook('a.ipynb');
+    client.calls.length = 0;
+    previews.length = 0;
+
+    const sending = model.send('plot x');
+    await flush();
+    expect(client.requests[0].context).toEqual(CONTEXT.snapshot);
+    // Nothing but the chat request went out before the model was asked.
+    expect(client.calls).toEqual(['chat']);
+    expect(previews).toEqual([]);
+
+    client.streams[0].send({
+      type: 'done',
+      messageId: 'm',
+      text: 'ok',
+      status: 'complete'
+    });
+    client.streams[0].end();
+    await sending;
+    await flush();
+    expect(previews).toEqual(['preview']);
+    expect(model.context).toEqual(CONTEXT);
+    model.dispose();
+  });
+
   it('refuses to send empty text, without a notebook, or while a reply streams', async () => {
     const client = new FakeClient();
     const model = makeModel(client);

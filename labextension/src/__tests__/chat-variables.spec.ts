@@ -2,6 +2,7 @@ import { IVariableSummary } from '../chat/context';
 import {
   IVariablesReply,
   readRetrying,
+  variableFacts,
   VariablesCache
 } from '../chat/variables';
 
@@ -128,5 +129,27 @@ describe('readRetrying', () => {
     };
     expect(await readRetrying(error, 3, 1)).toBeNull();
     expect(reads).toBe(1);
+  });
+});
+
+describe('variableFacts', () => {
+  it('passes on the facts the kernel attached, and nothing else', () => {
+    const raw = {
+      name: 'rain',
+      type: 'DataFrame',
+      summary: '3 rows × 2 columns',
+      head: '3 rows × 2 columns',
+      facts: [["'city'", 'object', 'object', '', [['Oslo', 0.5]]]],
+      noun: 'columns',
+      total: 2,
+      extra: 'dropped'
+    };
+    expect(variableFacts(raw)).toEqual({
+      head: '3 rows × 2 columns',
+      facts: [["'city'", 'object', 'object', '', [['Oslo', 0.5]]]],
+      noun: 'columns',
+      total: 2
+    });
+    expect(variableFacts({ name: 'x', type: 'int', summary: '1' })).toEqual({});
   });
 });

@@ -15,6 +15,11 @@ export interface ICodeBlockHandlers {
   copy(code: string): void;
   /** An "Apply to cell N" offer when `code` modifies an existing cell, else null. */
   applyOffer?(code: string): { label: string; apply(): void } | null;
+  /**
+   * Review first: no "Insert and run", and this one line under the buttons says why (the
+   * model's code is inserted to be read before it runs).
+   */
+  reviewNote?: string | null;
 }
 
 /** Wrap every non-empty `<pre>` under `root` with a bar of code buttons. */
@@ -55,6 +60,11 @@ export function addCodeButtons(
     );
     insert.addEventListener('click', () => handlers.insert(code, false));
     run.addEventListener('click', () => handlers.insert(code, true));
+    const review = handlers.reviewNote ?? null;
+    if (review) {
+      insert.title =
+        'Insert this code in a new cell below the active cell, to review and run';
+    }
     copy.addEventListener('click', () => {
       handlers.copy(code);
       const text = copy.querySelector('.jp-Chapyter-chatButtonText');
@@ -63,7 +73,12 @@ export function addCodeButtons(
         setTimeout(() => (text.textContent = 'Copy'), 1500);
       }
     });
-    bar.append(insert, run, copy);
+    bar.append(insert, ...(review ? [] : [run]), copy);
+    if (review) {
+      bar.appendChild(
+        element('span', 'jp-Chapyter-codeReviewNote', {}, review)
+      );
+    }
     const offer = handlers.applyOffer?.(code);
     if (offer) {
       const apply = button(

@@ -31,8 +31,27 @@ export interface IErrorSnapshot {
   traceback: string[];
 }
 
+/**
+ * The facts a table or container carries besides its summary (columns, keys, labels), in
+ * the shape `chapyter_ext.context.facts.VarFacts.to_json` writes; the server validates them.
+ */
+export interface IVariableFacts {
+  /** Its head line ("5,000 rows × 12 columns"). */
+  head?: string;
+  /** One entry per column or key: label, kind, text, note, labels, sampled rows. */
+  facts?: unknown[];
+  /** "columns", "keys", "items" or "values". */
+  noun?: string;
+  /** How many columns or keys there are in all. */
+  total?: number;
+  /** A preview of the first rows. */
+  tail?: string;
+  /** Kinds of the columns left out, counted. */
+  rest_kinds?: { [kind: string]: number };
+}
+
 /** One variable as `chapyter_ext.context.describe_variables` summarises it. */
-export interface IVariableSummary {
+export interface IVariableSummary extends IVariableFacts {
   /** Its name. */
   name: string;
   /** Its type's name. */

@@ -31,6 +31,11 @@ export interface IMessageViewHost {
   keepScrolled(): void;
   /** The steps view of an agent turn's answer, or null. */
   createSteps?(message: IChatMessage): StepsView | null;
+  /**
+   * Review first for the model of `message`: the one line said under its code blocks, which
+   * then offer no "Insert and run"; null when its code may run at once.
+   */
+  reviewNote?(message: IChatMessage): string | null;
 }
 
 /** One message on screen; an assistant's answer is re-rendered as it streams, throttled. */
@@ -122,6 +127,13 @@ export class MessageView {
     this.node.setAttribute('aria-busy', streaming ? 'true' : 'false');
     this.node.classList.toggle('jp-mod-streaming', streaming);
     this.node.classList.toggle('jp-mod-error', message.status === 'error');
+    // The buttons depend on the model being review-first, known once the config loaded:
+    // when that changes after they were added, render the answer again with new ones.
+    const note = this._panel.reviewNote?.(message) ?? null;
+    if (note !== this._reviewNote && this._codeActionsFor !== null) {
+      this._renderedContent = null;
+    }
+    this._reviewNote = note;
     if (!this._renderer) {
       this._body.textContent = message.content;
     } else if (message.content !== this._renderedContent) {
@@ -205,12 +217,16 @@ export class MessageView {
     }
   }
 
-  /** Insert below, Insert and run, and Copy under every code block of the answer. */
+  /**
+   * Insert below, Insert and run (not for a review-first model), and Copy under every code
+   * block of the answer.
+   */
   private _addCodeActions(): void {
     addCodeButtons(this._renderer!.node, {
       insert: (code, run) =>
         void this._panel.insertCode(code, this.message, run),
       copy: code => this._panel.actions.copy(code),
+      reviewNote: this._reviewNote,
       applyOffer: code =>
         chatApplier.current?.(code, { model: this.message.model ?? '' }) ?? null
     });
@@ -223,6 +239,7 @@ export class MessageView {
   private _renderer: IRenderMime.IRenderer | null = null;
   private _renderedContent: string | null = null;
   private _codeActionsFor: string | null = null;
+  private _reviewNote: string | null = null;
   private _headerKey = '';
   private _timer: ReturnType<typeof setTimeout> | null = null;
   private _rendering = false;

@@ -43,6 +43,11 @@ export interface IChatModelOptions {
   client: IChatClient;
   /** Collects what the notebook and its kernel know; null sends no context. */
   context?: (() => Promise<IChatContext | null>) | null;
+  /**
+   * Takes the snapshot a message sends, without the server's preview of it (a round trip
+   * the send need not wait for); without it, the snapshot of `context` is sent.
+   */
+  snapshot?: (() => Promise<INotebookSnapshot | null>) | null;
   /** Whether the context toggle starts on (and comes back on after each message). */
   sendContext?: boolean;
   /** How long Stop waits for the server to end the stream before cutting it, in ms. */
@@ -55,6 +60,7 @@ export class ChatModel {
   constructor(options: IChatModelOptions) {
     this._client = options.client;
     this.contextProvider = options.context ?? null;
+    this.snapshotProvider = options.snapshot ?? null;
     this._contextDefault = options.sendContext ?? true;
     this._contextEnabled = this._contextDefault;
     this._stopGraceMs = options.stopGraceMs ?? 3000;
@@ -62,6 +68,9 @@ export class ChatModel {
 
   /** Collects the context; set by the plugin once the notebook side is ready. */
   contextProvider: (() => Promise<IChatContext | null>) | null;
+
+  /** Takes the snapshot a message sends (see {@link IChatModelOptions.snapshot}). */
+  snapshotProvider: (() => Promise<INotebookSnapshot | null>) | null;
 
   /** Runs messages as agent turns while it is enabled (`agent/`); null: plain replies. */
   agent: IChatTurnHook | null = null;
@@ -343,6 +352,9 @@ export class ChatModel {
       if (thread.notebook === this._notebook) {
         this._changed.emit();
       }
+      if (this.snapshotProvider && !this._disposed) {
+        void this.refreshContext();
+      }
     }
     return true;
   }
@@ -404,6 +416,19 @@ export class ChatModel {
     if (!enabled || !this.contextProvider) {
       return null;
     }
+    if (this.snapshotProvider) {
+      // The first token matters more than the chip: the chip is brought up to date once
+      // the reply has ended (see send), off the path to the model.
+      try {
+        return await this.snapshotProvider();
+      } catch (error) {
+        console.warn(
+          'chapyter-ext: could not collect the notebook context',
+          error
+        );
+        return null;
+      }
+    }
     try {
       const context = await this.contextProvider();
       this._context = context;
@@ -446,6 +471,12 @@ export class ChatModel {
     const outcome = applyEvent(thread, reply, event);
     switch (outcome.do) {
       case 'redraw':
+        if (event.type === 'start' && !reply.content) {
+          // `start` only names the reply. Drawing it now, still empty, would start the
+          // view's render throttle, and the first token (right behind it with a fast
+          // model) would wait out the interval: measured ~25 ms of Send to first token.
+          return false;
+        }
         this._emitMessage(thread, reply);
         return false;
       case 'notice':

@@ -34,7 +34,12 @@ import {
   IChatContext,
   IChatSettings
 } from './tokens';
-import { IVariablesReply, readRetrying, VariablesCache } from './variables';
+import {
+  IVariablesReply,
+  readRetrying,
+  variableFacts,
+  VariablesCache
+} from './variables';
 
 /** How long the chat waits for a busy kernel before using what it read last time. */
 const VARIABLES_TIMEOUT_MS = 2500;
@@ -287,7 +292,8 @@ export async function readVariables(
     .map(v => ({
       name: String(v.name),
       type: String(v.type ?? ''),
-      summary: String(v.summary ?? '')
+      summary: String(v.summary ?? ''),
+      ...variableFacts(v)
     }));
   return { status: 'ok', value };
 }

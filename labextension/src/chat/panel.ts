@@ -22,6 +22,14 @@ import { IChatMessage } from './tokens';
 /** Id of the keyboard hint under the input, which describes the input. */
 const HINT_ID = 'jp-chapyter-chat-hint';
 
+/** Id of the "Try:" label, which names the list of suggestions. */
+const TRY_ID = 'jp-chapyter-chat-try';
+
+/** Said under code blocks (and on the empty chat) when the model is review-first. */
+export const REVIEW_NOTE =
+  'Review first: its code is inserted below, not run; read it, then run the cell (Shift+Enter). ' +
+  'Chapyter.local_review turns this off.';
+
 /** Requests a person can try on an empty chat. */
 const SUGGESTIONS = [
   'Explain what the active cell does',
@@ -211,13 +219,21 @@ export class ChatPanel extends Widget {
     this._input.focus();
   }
 
-  /** Insert a code block of `message` in the active notebook (and run it). */
+  /** The review-first line for the model of `message`, or null when its code may run. */
+  reviewNote(message: IChatMessage): string | null {
+    return this.model.modelInfo(message.model)?.review_first
+      ? REVIEW_NOTE
+      : null;
+  }
+
+  /** Insert a code block of `message` in the active notebook (and run it, unless review-first). */
   async insertCode(
     code: string,
     message: IChatMessage,
     run: boolean
   ): Promise<void> {
     const info = this.model.modelInfo(message.model);
+    run = run && !info?.review_first;
     const origin: IChatCodeOrigin = {
       model: info?.model ?? message.model,
       endpoint: info?.host,
@@ -413,24 +429,32 @@ export class ChatPanel extends Widget {
     empty.appendChild(
       element('p', 'jp-Chapyter-chatEmptyTitle', {}, 'Ask about this notebook')
     );
+    // Which model answers, and what that means, before the suggestions: "Try:" stays
+    // right above them.
+    const info = model.modelInfo();
+    if (info?.notice) {
+      const notice = element('div', 'jp-Chapyter-chatNotice', { role: 'note' });
+      notice.appendChild(element('p', '', {}, info.notice));
+      if (info.review_first) {
+        notice.appendChild(element('p', '', {}, REVIEW_NOTE));
+      }
+      empty.appendChild(notice);
+    }
     empty.appendChild(
       element(
         'p',
         '',
         {},
         'The chat sees the active cell and its neighbours, the selected text, the last error ' +
-          "and the kernel's variables. Code in answers can be inserted below the active cell " +
-          'and run. Try:'
+          "and the kernel's variables. Code in answers can be inserted below the active cell" +
+          (info?.review_first ? '.' : ' and run.')
       )
     );
-    const notice = model.modelInfo()?.notice;
-    if (notice) {
-      empty.appendChild(
-        element('p', 'jp-Chapyter-chatNotice', { role: 'note' }, notice)
-      );
-    }
+    empty.appendChild(
+      element('p', 'jp-Chapyter-chatTry', { id: TRY_ID }, 'Try:')
+    );
     const list = element('ul', 'jp-Chapyter-chatSuggestions', {
-      'aria-label': 'Suggestions'
+      'aria-labelledby': TRY_ID
     });
     for (const text of SUGGESTIONS) {
       const item = element('li', '');

@@ -59,7 +59,8 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     const collector = new NotebookContextCollector(tracker, client);
     const model = new ChatModel({
       client,
-      context: () => collector.collect()
+      context: () => collector.collect(),
+      snapshot: () => collector.snapshot()
     });
     const agent = new AgentController({
       client: new AgentClient(),

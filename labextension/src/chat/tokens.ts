@@ -36,6 +36,8 @@ export interface IModelInfo {
   local?: boolean;
   /** One line to show the user about this model, e.g. how to configure a better one. */
   notice?: string;
+  /** Review first (`Chapyter.local_review`): its code is inserted in the chat, never run. */
+  review_first?: boolean;
   /** Agent turns: whether the model gets OpenAI tools (else fenced code blocks). */
   tools?: boolean;
   /** Agent turns: whether the model sees figures as images. */

@@ -4,7 +4,31 @@
  * timing rules are tested without a kernel.
  */
 
-import { IVariableSummary } from './context';
+import { IVariableFacts, IVariableSummary } from './context';
+
+/** The optional keys of a variable that carry its facts from the kernel to the server. */
+const FACT_KEYS = [
+  'head',
+  'facts',
+  'noun',
+  'total',
+  'tail',
+  'rest_kinds'
+] as const;
+
+/**
+ * The facts `describe_variables` attached to a variable (columns, keys, labels), passed on
+ * unchanged for the server to choose from by relevance; the server validates them.
+ */
+export function variableFacts(raw: { [key: string]: unknown }): IVariableFacts {
+  const out: { [key: string]: unknown } = {};
+  for (const key of FACT_KEYS) {
+    if (raw[key] !== undefined) {
+      out[key] = raw[key];
+    }
+  }
+  return out as IVariableFacts;
+}
 
 /** How a read of the variables ended. */
 export interface IVariablesReply {

@@ -1,33 +1,31 @@
 /**
  * Makes prompt cells and their generated cells visibly paired: CSS classes on the cell
- * widgets, kept in step with the notebook's cells and metadata.
+ * widgets, kept in step with the notebook's cells, metadata and runs (the rules are in
+ * `pairClasses.ts`).
  */
 
-import { Cell } from '@jupyterlab/cells';
+import { Cell, ICellModel, ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 
-import {
-  findGeneratedIndex,
-  isEdited,
-  isGeneratedCell,
-  isPromptCell,
-  isUpToDate
-} from '../contract';
 import { cellViews } from './cells';
+import { isAnswering, IRunView, PairClasses, pairClasses } from './pairClasses';
 
-/** CSS classes of paired cells. */
-export namespace PairClasses {
-  /** A `%%ai` prompt cell. */
-  export const prompt = 'jp-Chapyter-prompt';
-  /** A cell generated from a prompt or inserted from the chat. */
-  export const generated = 'jp-Chapyter-generated';
-  /** A generated cell whose prompt changed since it was generated. */
-  export const stale = 'jp-Chapyter-stale';
-  /** A generated cell edited by hand. */
-  export const edited = 'jp-Chapyter-edited';
-}
+export { PairClasses } from './pairClasses';
 
 const ALL = Object.values(PairClasses);
+
+/** What {@link isAnswering} reads of a cell model (null for non-code cells). */
+function runView(model: ICellModel): IRunView | null {
+  if (model.type !== 'code') {
+    return null;
+  }
+  const code = model as ICodeCellModel;
+  const outputs: { [mime: string]: unknown }[] = [];
+  for (let i = 0; i < code.outputs.length; i++) {
+    outputs.push(code.outputs.get(i).data as { [mime: string]: unknown });
+  }
+  return { executionState: code.executionState, outputs };
+}
 
 /** Keeps the pairing classes of one notebook panel up to date. */
 export class PairDecorator {
@@ -48,25 +46,13 @@ export class PairDecorator {
   /** Recompute every cell's classes now. */
   update(): void {
     const notebook = this._panel.content;
-    if (!notebook.model || notebook.isDisposed) {
+    const model = notebook.model;
+    if (!model || notebook.isDisposed) {
       return;
     }
-    const views = cellViews(notebook.model);
-    const classes: string[][] = views.map(() => []);
-    views.forEach((view, index) => {
-      if (isPromptCell(view)) {
-        classes[index].push(PairClasses.prompt);
-        const generated = findGeneratedIndex(views, index);
-        if (generated >= 0 && !isUpToDate(view, views[generated])) {
-          classes[generated].push(PairClasses.stale);
-        }
-      } else if (isGeneratedCell(view)) {
-        classes[index].push(PairClasses.generated);
-        if (isEdited(view)) {
-          classes[index].push(PairClasses.edited);
-        }
-      }
-    });
+    const classes = pairClasses(cellViews(model), index =>
+      isAnswering(runView(model.cells.get(index)))
+    );
     notebook.widgets.forEach((cell: Cell, index: number) => {
       const wanted = new Set(classes[index] ?? []);
       for (const name of ALL) {

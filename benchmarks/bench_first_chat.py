@@ -1,0 +1,135 @@
+"""The first chat request after the Jupyter server starts, with and without the warm-up.
+
+Run: .venv/bin/python benchmarks/bench_first_chat.py [--servers N] [--pause S]
+
+Each sample starts a fresh `jupyter server` with chapyter-ext (the loopback model in this
+process), waits `--pause` seconds (a user opening a notebook and the chat), then POSTs one chat
+message with a small notebook snapshot and times, from the POST, the model's first streamed
+byte (its own clock: `first_chunk_at`) and the first `token` event at the client. Then a few
+more messages on the same server give the warm figure. `Chapyter.warm_up` on and off take
+turns. Without the warm-up the first request imports the `openai` SDK on the server's event
+loop, which stalls the whole server meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from loopback import free_port, wait_for
+
+SNAPSHOT = {
+    "path": "a.ipynb",
+    "cell_count": 2,
+    "active": {"index": 1, "type": "code", "source": "rain = [763, 16, 722]"},
+    "above": [{"index": 0, "type": "code", "source": "%load_ext chapyter_ext"}],
+    "below": [],
+    "selection": "",
+    "last_error": None,
+    "variables": [{"name": "rain", "type": "list", "summary": "list of 3 ints"}],
+    "language": "python",
+}
+
+
+async def one_server(fake, warm: bool, pause: float, asks: int) -> tuple[float, float, float]:
+    """(first request to model byte, first request to token, median warm request to token)."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+    port, token = free_port(), secrets.token_hex(8)
+    root = tempfile.mkdtemp(prefix="chapyter-first-chat-")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=f"{root}/config",
+        JUPYTER_DATA_DIR=f"{root}/data",
+        JUPYTER_RUNTIME_DIR=f"{root}/runtime",
+        OPENAI_BASE_URL=fake.base_url,
+        OPENAI_API_KEY="sk-bench",
+        CHAPYTER_MODEL="fake-model",
+    )
+    args = [
+        sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}", "--ServerApp.jpserver_extensions={'chapyter_ext': True}",
+        f"--Chapyter.warm_up={warm}",
+    ]  # fmt: skip
+    if os.getuid() == 0:
+        args.append("--allow-root")
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for(f"{base}/api/status", token)
+        await asyncio.sleep(pause)
+        http = AsyncHTTPClient()
+        headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
+        body = json.dumps({"notebook": "a.ipynb", "message": "How much rain?", "context": SNAPSHOT})
+        samples = []
+        for _ in range(asks):
+            got: dict[str, float] = {}
+
+            def on_chunk(chunk: bytes, got: dict[str, float] = got) -> None:
+                if b"event: token" in chunk and "token" not in got:
+                    got["token"] = time.time()
+
+            sent = time.time()
+            await http.fetch(
+                HTTPRequest(
+                    f"{base}/chapyter-ext/chat",
+                    method="POST",
+                    headers=headers,
+                    body=body,
+                    streaming_callback=on_chunk,
+                )
+            )
+            first_chunk = fake.requests[-1].first_chunk_at
+            samples.append((first_chunk - sent, got["token"] - sent))
+        warm_median = statistics.median(s[1] for s in samples[2:])
+        return samples[0][0], samples[0][1], warm_median
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def main() -> None:
+    from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", type=int, default=5, help="servers started per setting")
+    parser.add_argument("--pause", type=float, default=3.0)
+    parser.add_argument("--asks", type=int, default=8)
+    args = parser.parse_args()
+    results: dict[str, list[tuple[float, float, float]]] = {"on": [], "off": []}
+    with FakeOpenAIServer() as fake:
+        fake.default_reply = Reply(content="Sure: add them up with sum(rain).", chunk_size=8)
+        for _ in range(args.servers):
+            for warm in (True, False):
+                sample = await one_server(fake, warm, args.pause, args.asks)
+                results["on" if warm else "off"].append(sample)
+
+    def ms(values) -> float:
+        return round(statistics.median(values) * 1000, 1)
+
+    out = {}
+    for name, samples in results.items():
+        out[f"warm_up_{name}"] = {
+            "first_request_to_model_first_chunk_ms": ms(s[0] for s in samples),
+            "first_request_to_first_token_ms": ms(s[1] for s in samples),
+            "later_requests_to_first_token_ms": ms(s[2] for s in samples),
+            "servers": len(samples),
+        }
+    out["pause_s"] = args.pause
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
