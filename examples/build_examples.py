@@ -256,7 +256,7 @@ prices
         """\
 **Your turn**: edit the request in the cell below (or write a new `%%ai` cell) and press \
 Shift+Enter. Small requests work best with the bundled model, for example *mean of price \
-into avg*, *keep the rows where qty > 1*, *sort prices by total*. With the bundled model its \
+into avg*, *rows of prices where qty > 1*, *sort prices by total*. With the bundled model its \
 code is inserted for review, not run: read it, then press Shift+Enter on it \
 (`Chapyter.local_review`). If the request fails, the prompt cell says why in one line.""",
     ),

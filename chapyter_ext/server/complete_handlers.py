@@ -19,7 +19,7 @@ from tornado.iostream import StreamClosedError
 from ..llm import LLMError
 from ..redact import one_line, redact_traceback
 from .complete import CompletionError, CompletionRequest, CompletionService
-from .events import Done, Error, Token, TokenRedactor, _secret_prefix_at_end, encode
+from .events import Done, Error, Token, TokenRedactor, encode, hold_secret_starts
 from .handlers import ChapyterHandler
 
 #: Ids of ``done`` events (the suggestion has none of its own).
@@ -42,15 +42,7 @@ class SuggestionRedactor(TokenRedactor):
         for quote in "'\"":
             if line.count(quote) % 2:
                 cut = min(cut, max(start + line.rfind(quote) - len(before), start))
-        moved = True
-        while moved and cut:
-            moved = False
-            for secret in self._secrets:
-                held = _secret_prefix_at_end(text, cut, secret)
-                if held:
-                    cut -= held
-                    moved = True
-        return cut
+        return hold_secret_starts(text, cut, self._secrets)
 
 
 class CompleteHandler(ChapyterHandler):

@@ -218,16 +218,7 @@ class TokenRedactor:
         space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut), text.rfind("\t", 0, cut))
         if cut - (space + 1) <= _MAX_HELD:
             cut = space + 1
-        # Hold any tail that begins a verbatim secret; moving the cut can expose another.
-        moved = True
-        while moved and cut:
-            moved = False
-            for secret in self._secrets:
-                held = _secret_prefix_at_end(text, cut, secret)
-                if held:
-                    cut -= held
-                    moved = True
-        return cut
+        return hold_secret_starts(text, cut, self._secrets)
 
     def _emit(self, ready: str) -> str:
         if not ready:
@@ -240,6 +231,20 @@ class TokenRedactor:
         newline = line.rfind("\n")
         self._line = (line[newline + 1 :] if newline >= 0 else line)[-_MAX_CONTEXT:]
         return out
+
+
+def hold_secret_starts(text: str, cut: int, secrets) -> int:
+    """``cut`` moved back before any tail of ``text[:cut]`` that begins one of ``secrets``
+    (moving the cut can expose another), so a secret split over two tokens never shows."""
+    moved = True
+    while moved and cut:
+        moved = False
+        for secret in secrets:
+            held = _secret_prefix_at_end(text, cut, secret)
+            if held:
+                cut -= held
+                moved = True
+    return cut
 
 
 def _secret_prefix_at_end(text: str, end: int, secret: str) -> int:

@@ -122,7 +122,14 @@ test('ask, see the answer stream in, insert and run its code, find it again afte
   });
 
   const input = panel.getByRole('textbox', { name: 'Ask AI' });
+  // The chip follows the draft: once typing pauses, it is previewed with the message.
+  const draftPreview = lab.page.waitForRequest(
+    r =>
+      r.url().includes('/chapyter-ext/context') &&
+      (r.postData() ?? '').includes('"message":"Add up the rain of all cities"')
+  );
   await input.fill('Add up the rain of all cities');
+  await draftPreview;
   await input.press('Enter');
   await expect(input).toHaveValue('');
 

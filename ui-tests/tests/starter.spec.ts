@@ -375,7 +375,7 @@ test.describe('start.sh', () => {
       const cell = nb.content.model.cells.get(
         nb.content.widgets.findIndex((w: any) => w.model.id === 'ask-mean')
       );
-      cell.sharedModel.setSource('%%ai\nmean of price into avg_price');
+      cell.sharedModel.setSource('%%ai\nmean of the price column into avg');
     }, STARTER);
     let said2 = '';
     for (let attempt = 1; attempt <= 3; attempt++) {

@@ -430,6 +430,42 @@ describe('ChatModel streaming', () => {
     await sending;
   });
 
+  it('previews the context for the draft, and for no draft once it is sent', async () => {
+    const client = new FakeClient();
+    const drafts: string[] = [];
+    const model = new ChatModel({
+      client,
+      context: async message => {
+        drafts.push(message);
+        return CONTEXT;
+      },
+      snapshot: async () => CONTEXT.snapshot,
+      stopGraceMs: 50
+    });
+    await model.loadConfig();
+    await model.setNotebook('a.ipynb');
+    drafts.length = 0;
+
+    await model.refreshContext('plot the sales');
+    await model.refreshContext(); // the same draft while it is not sent
+    expect(drafts).toEqual(['plot the sales', 'plot the sales']);
+
+    const sending = model.send('plot the sales');
+    await flush();
+    client.streams[0].send({
+      type: 'done',
+      messageId: 'm',
+      text: 'ok',
+      status: 'complete'
+    });
+    client.streams[0].end();
+    await sending;
+    await flush();
+    // The chip after the reply is for the next (empty) draft.
+    expect(drafts[drafts.length - 1]).toBe('');
+    model.dispose();
+  });
+
   it('sends the snapshot without waiting for the preview, and refreshes the chip after', async () => {
     const client = new FakeClient();
     const previews: string[] = [];

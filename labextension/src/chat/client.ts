@@ -64,8 +64,9 @@ export class ChatClient implements IChatClient {
   }
 
   /** `POST context`: the server's text and chip for a notebook snapshot. */
-  context(snapshot: INotebookSnapshot): Promise<IContextPreview> {
-    return call<IContextPreview>('context', json('POST', { snapshot }));
+  context(snapshot: INotebookSnapshot, message = ''): Promise<IContextPreview> {
+    const body = message.trim() ? { snapshot, message } : { snapshot };
+    return call<IContextPreview>('context', json('POST', body));
   }
 
   /** `POST chat/stop`. */

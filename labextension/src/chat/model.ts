@@ -41,8 +41,11 @@ export { errorMessage, messageFromServer } from './thread';
 export interface IChatModelOptions {
   /** The server. */
   client: IChatClient;
-  /** Collects what the notebook and its kernel know; null sends no context. */
-  context?: (() => Promise<IChatContext | null>) | null;
+  /**
+   * Collects what the notebook and its kernel know, for a draft message (what it names is
+   * picked first); null sends no context.
+   */
+  context?: ((message: string) => Promise<IChatContext | null>) | null;
   /**
    * Takes the snapshot a message sends, without the server's preview of it (a round trip
    * the send need not wait for); without it, the snapshot of `context` is sent.
@@ -67,7 +70,7 @@ export class ChatModel {
   }
 
   /** Collects the context; set by the plugin once the notebook side is ready. */
-  contextProvider: (() => Promise<IChatContext | null>) | null;
+  contextProvider: ((message: string) => Promise<IChatContext | null>) | null;
 
   /** Takes the snapshot a message sends (see {@link IChatModelOptions.snapshot}). */
   snapshotProvider: (() => Promise<INotebookSnapshot | null>) | null;
@@ -264,13 +267,19 @@ export class ChatModel {
     }
   }
 
-  /** Collect the context again for the chip. */
-  async refreshContext(): Promise<void> {
+  /**
+   * Collect the context again for the chip, as it would go with `draft` (the message being
+   * written; by default the last one given, "" once a message is sent).
+   */
+  async refreshContext(draft?: string): Promise<void> {
+    if (draft !== undefined) {
+      this._draft = draft;
+    }
     const token = ++this._contextLoads;
     let context: IChatContext | null = null;
     if (this._notebook && this.contextProvider) {
       try {
-        context = await this.contextProvider();
+        context = await this.contextProvider(this._draft);
       } catch (error) {
         console.warn(
           'chapyter-ext: could not collect the notebook context',
@@ -293,6 +302,7 @@ export class ChatModel {
     if (!thread || thread.state !== 'idle' || !text.trim()) {
       return false;
     }
+    this._draft = '';
     const model = this._choice.selected;
     const controller = new AbortController();
     const reply = beginReply(thread, text, model, controller);
@@ -309,7 +319,7 @@ export class ChatModel {
       if (model) {
         request.model = model;
       }
-      const context = await this._collectContext();
+      const context = await this._collectContext(text);
       if (context) {
         request.context = context;
       }
@@ -409,7 +419,9 @@ export class ChatModel {
     return this._notebook ? (this._threads.get(this._notebook) ?? null) : null;
   }
 
-  private async _collectContext(): Promise<INotebookSnapshot | null> {
+  private async _collectContext(
+    text: string
+  ): Promise<INotebookSnapshot | null> {
     const enabled = this._contextEnabled;
     // The toggle is for the next message only.
     this.contextEnabled = this._contextDefault;
@@ -430,7 +442,7 @@ export class ChatModel {
       }
     }
     try {
-      const context = await this.contextProvider();
+      const context = await this.contextProvider(text);
       this._context = context;
       this._contextChanged.emit();
       // The snapshot goes; the server assembles it into the text the chip showed.
@@ -539,6 +551,7 @@ export class ChatModel {
   private _configError: string | null = null;
   private _context: IChatContext | null = null;
   private _contextLoads = 0;
+  private _draft = '';
   private _contextDefault: boolean;
   private _contextEnabled: boolean;
   private _stopGraceMs: number;

@@ -121,12 +121,12 @@ export class NotebookContextCollector {
 
   /**
    * The current notebook's context, or null when no notebook is open: the snapshot a message
-   * sends, with the text and chip the server makes of it.
+   * sends, with the text and chip the server makes of it for `message` (the draft).
    */
-  async collect(): Promise<IChatContext | null> {
+  async collect(message = ''): Promise<IChatContext | null> {
     const snapshot = await this.snapshot();
     return snapshot
-      ? previewContext(snapshot, s => this._client.context(s))
+      ? previewContext(snapshot, s => this._client.context(s, message))
       : null;
   }
 
@@ -259,12 +259,25 @@ export async function readVariables(
   kernel: Kernel.IKernelConnection,
   budget: number | null
 ): Promise<IVariablesReply> {
+  return readVariableList(kernel, variablesExpression(budget), variableFacts);
+}
+
+/**
+ * Evaluate `expression` (a user expression displaying a JSON list of `{name, type, summary}`)
+ * in one silent execute request: nothing printed, nothing in the history, no name bound.
+ * `extra` keeps more fields of each item. The value is null when the kernel cannot tell.
+ */
+export async function readVariableList(
+  kernel: Kernel.IKernelConnection,
+  expression: string,
+  extra: (item: any) => Partial<IVariableSummary> = () => ({})
+): Promise<IVariablesReply> {
   const future = kernel.requestExecute(
     {
       code: '',
       silent: true,
       store_history: false,
-      user_expressions: { variables: variablesExpression(budget) },
+      user_expressions: { variables: expression },
       allow_stdin: false,
       stop_on_error: false
     },
@@ -293,7 +306,7 @@ export async function readVariables(
       name: String(v.name),
       type: String(v.type ?? ''),
       summary: String(v.summary ?? ''),
-      ...variableFacts(v)
+      ...extra(v)
     }));
   return { status: 'ok', value };
 }

@@ -19,6 +19,8 @@ import { ChatModel } from './model';
 import { IChatCodeOrigin } from '../contract';
 import { IChatMessage } from './tokens';
 
+/** Pause in typing after which the chip is brought up to date for the draft (ms). */
+const DRAFT_PREVIEW_MS = 400;
 /** Id of the keyboard hint under the input, which describes the input. */
 const HINT_ID = 'jp-chapyter-chat-hint';
 
@@ -147,10 +149,19 @@ export class ChatPanel extends Widget {
       placeholder: 'Ask about this notebook'
     });
     this._input.addEventListener('keydown', event => this._onKeydown(event));
-    this._input.addEventListener('input', () => this._updateInput());
+    this._input.addEventListener('input', () => {
+      this._updateInput();
+      // The chip shows what this draft would send (what it names comes first), once the
+      // user pauses.
+      clearTimeout(this._draftTimer);
+      this._draftTimer = setTimeout(
+        () => void this.model.refreshContext(this._input.value),
+        DRAFT_PREVIEW_MS
+      );
+    });
     this._input.addEventListener(
       'focus',
-      () => void this.model.refreshContext()
+      () => void this.model.refreshContext(this._input.value)
     );
     this._send = button(
       'jp-Chapyter-chatSend jp-mod-accept',
@@ -271,6 +282,7 @@ export class ChatPanel extends Widget {
     if (this.isDisposed) {
       return;
     }
+    clearTimeout(this._draftTimer);
     for (const view of this._views.values()) {
       view.dispose();
     }
@@ -508,6 +520,7 @@ export class ChatPanel extends Widget {
   private _chipText: HTMLElement;
   private _contextToggle: HTMLInputElement;
   private _input: HTMLTextAreaElement;
+  private _draftTimer: ReturnType<typeof setTimeout> | undefined;
   private _send: HTMLButtonElement;
   private _stop: HTMLButtonElement;
   private _views = new Map<IChatMessage, MessageView>();

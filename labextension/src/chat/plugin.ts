@@ -59,7 +59,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     const collector = new NotebookContextCollector(tracker, client);
     const model = new ChatModel({
       client,
-      context: () => collector.collect(),
+      context: message => collector.collect(message),
       snapshot: () => collector.snapshot()
     });
     const agent = new AgentController({

@@ -163,8 +163,14 @@ export interface IChatClient {
     request: IChatRequest,
     signal: AbortSignal
   ): Promise<AsyncIterable<ChatEvent>>;
-  /** `POST context`: the text and chip a message would send now for `snapshot`. */
-  context(snapshot: INotebookSnapshot): Promise<IContextPreview>;
+  /**
+   * `POST context`: the text and chip `message` (the draft; what it names comes first)
+   * would send now for `snapshot`.
+   */
+  context(
+    snapshot: INotebookSnapshot,
+    message?: string
+  ): Promise<IContextPreview>;
   /** `POST chat/stop`: whether a reply was still streaming. */
   stop(messageId: string): Promise<boolean>;
   /** `GET history?notebook=`. */

@@ -7,6 +7,7 @@
 
 import type { Kernel } from '@jupyterlab/services';
 
+import { readVariableList } from '../chat/notebookContext';
 import type { IVariablesReply } from '../chat/variables';
 
 /** The user expression; it binds no name. */
@@ -16,43 +17,8 @@ export const NAMES_EXPRESSION =
   'get_ipython().user_ns_hidden))';
 
 /** Ask a kernel for its names; the value is null when it cannot tell (no chapyter_ext). */
-export async function readNames(
+export function readNames(
   kernel: Kernel.IKernelConnection
 ): Promise<IVariablesReply> {
-  const future = kernel.requestExecute(
-    {
-      code: '',
-      silent: true,
-      store_history: false,
-      user_expressions: { names: NAMES_EXPRESSION },
-      allow_stdin: false,
-      stop_on_error: false
-    },
-    true
-  );
-  const reply = await future.done;
-  const content = reply.content as {
-    status: string;
-    user_expressions?: { [key: string]: any };
-  };
-  if (content.status === 'aborted') {
-    return { status: 'aborted', value: null };
-  }
-  const result = content.user_expressions?.names;
-  const data = result?.data?.['application/json'];
-  if (
-    content.status !== 'ok' ||
-    result?.status !== 'ok' ||
-    !Array.isArray(data)
-  ) {
-    return { status: 'error', value: null };
-  }
-  const value = data
-    .filter(v => v && typeof v.name === 'string')
-    .map(v => ({
-      name: String(v.name),
-      type: String(v.type ?? ''),
-      summary: String(v.summary ?? '')
-    }));
-  return { status: 'ok', value };
+  return readVariableList(kernel, NAMES_EXPRESSION);
 }
