@@ -12,6 +12,7 @@ reached the caller. Every failure leaves this package as an :class:`LLMError`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -37,6 +38,7 @@ __all__ = [
     "aclose_clients",
     "alist_models",
     "astream",
+    "astream_fim",
     "astream_step",
     "close_clients",
     "complete",
@@ -121,6 +123,42 @@ async def alist_models(endpoint: Endpoint) -> list[str]:
             return _model_ids(await client.models.list())
         except Exception as exc:
             await asyncio.sleep(_wait_or_raise(exc, endpoint, attempts, progress, what="models"))
+
+
+async def astream_fim(endpoint: Endpoint, prompt: str, suffix: str) -> AsyncGenerator[str, None]:
+    """Fill-in-the-middle through ``/v1/completions`` (``prompt`` + ``suffix``), as text deltas.
+
+    No retries (a late inline suggestion is useless). Closing the generator closes the HTTP
+    response; every failure is an :class:`LLMError`.
+    """
+    _check_request(endpoint, [])
+    client = _async_client(endpoint)
+    stream = None
+    progress = _Progress()
+    try:
+        stream = await client.completions.create(
+            model=endpoint.model,
+            prompt=prompt,
+            suffix=suffix or None,
+            max_tokens=endpoint.max_tokens,
+            temperature=endpoint.temperature,
+            stream=True,
+        )
+        async for chunk in stream:
+            progress.chunks += 1
+            choices = getattr(chunk, "choices", None) or []
+            piece = getattr(choices[0], "text", "") if choices else ""
+            if piece:
+                progress.text.append(piece)
+                yield piece
+    except (asyncio.CancelledError, GeneratorExit):
+        raise
+    except Exception as exc:
+        raise _to_llm_error(exc, endpoint, attempts=1, progress=progress, what="chat") from None
+    finally:
+        if stream is not None:
+            with contextlib.suppress(Exception):  # must not mask the error being raised
+                await stream.close()
 
 
 # -- one attempt ---------------------------------------------------------------------------

@@ -14,7 +14,6 @@ cancels the older one, which closes its upstream call.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import re
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..endpoints import ModelRegistry
-from ..llm import Endpoint, LLMError, astream
+from ..llm import Endpoint, LLMError, astream, astream_fim
 from ..redact import Redactor, one_line
 
 #: Characters of the cell before the cursor sent (its end), and after it (its start).
@@ -432,7 +431,7 @@ class CompletionService:
                 request.prefix, request.suffix, chat=not plan.fim, max_lines=plan.max_lines
             )
             deltas = (
-                _fim_stream(plan.endpoint, prompt.prompt, prompt.suffix)
+                astream_fim(plan.endpoint, prompt.prompt, prompt.suffix)
                 if plan.fim
                 else astream(plan.endpoint, prompt.messages or [])
             )
@@ -483,54 +482,3 @@ class CompletionService:
         for task in tasks:
             task.cancel()
         self._by_editor.clear()
-
-
-async def _fim_stream(endpoint: Endpoint, prompt: str, suffix: str) -> AsyncGenerator[str, None]:
-    """Fill-in-the-middle through ``/v1/completions`` (``prompt`` + ``suffix``), as text deltas.
-
-    No retries (a late suggestion is useless). Closing the generator closes the HTTP response.
-    """
-    from ..llm.clients import _async_client
-    from ..llm.errors import _check_request, _to_llm_error
-
-    _check_request(endpoint, [])
-    client = _async_client(endpoint)
-    stream = None
-    progress = _FimProgress()
-    try:
-        stream = await client.completions.create(
-            model=endpoint.model,
-            prompt=prompt,
-            suffix=suffix or None,
-            max_tokens=endpoint.max_tokens,
-            temperature=endpoint.temperature,
-            stream=True,
-        )
-        async for chunk in stream:
-            progress.chunks += 1
-            choices = getattr(chunk, "choices", None) or []
-            piece = getattr(choices[0], "text", "") if choices else ""
-            if piece:
-                progress.text.append(piece)
-                yield piece
-    except (asyncio.CancelledError, GeneratorExit):
-        raise
-    except Exception as exc:
-        raise _to_llm_error(exc, endpoint, attempts=1, progress=progress, what="chat") from None
-    finally:
-        if stream is not None:
-            with contextlib.suppress(Exception):  # must not mask the error being raised
-                await stream.close()
-
-
-@dataclass
-class _FimProgress:
-    """What ``_to_llm_error`` reads of a call's progress."""
-
-    chunks: int = 0
-    text: list[str] = dataclasses.field(default_factory=list)
-    finish_reason: str | None = None
-
-    @property
-    def delivered(self) -> bool:
-        return bool(self.text)
