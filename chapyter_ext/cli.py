@@ -50,14 +50,20 @@ def _agent(args: argparse.Namespace) -> int:
             policy=args.policy,
             timeout=args.timeout,
             on_line=lambda line: print(line, flush=True),
+            stop_signals=(signal.SIGINT, signal.SIGTERM),
         )
     except AgentRunError as err:
         print(f"chapyter-ext agent: {err}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("chapyter-ext agent: interrupted; the file is unchanged.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # before the run began (reading the notebook and the settings)
+        print("chapyter-ext agent: interrupted (SIGINT); the file is unchanged.", file=sys.stderr)
+        return 128 + signal.SIGINT
     # The steps were printed as they happened.
+    if run.interrupted:
+        # The shell's convention for a process ended by a signal: 128 + its number.
+        where = f"Wrote {run.written}." if run.written else "The file is unchanged."
+        print(f"chapyter-ext agent: {run.interrupted} {where}", file=sys.stderr)
+        return 128 + (run.signal or signal.SIGINT)
     if run.answer is not None:
         print(run.answer)
     if run.stopped:
@@ -195,7 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
         "step here: without --yes, a step the approval policy (--policy, Chapyter.agent_policy) "
         "would ask about is refused and the file is left unchanged. Settings come from the "
         "environment and the default IPython profile, as in the kernel. Exits 1 when the turn "
-        "ends without an answer (a cap, an error); the cells that ran are still written.",
+        "ends without an answer (a cap, an error); the cells that ran are still written. "
+        "Ctrl-C or SIGTERM stops the turn: a running cell is interrupted, the cells that ran "
+        "are written with a note saying what was interrupted (none ran: nothing is written), "
+        "and it exits 130 (SIGINT) or 143 (SIGTERM). The notebook must not be a symbolic "
+        "link: the file is replaced atomically, never written through a link.",
     )
     agent.add_argument("notebook", metavar="NOTEBOOK")
     agent.add_argument("question", metavar="QUESTION")

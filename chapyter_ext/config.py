@@ -26,6 +26,8 @@ from traitlets import (
 )
 from traitlets.config import Configurable
 
+from .redact import REDACTED
+
 DEFAULT_MODEL = "gpt-4o-mini"
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -38,10 +40,88 @@ _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 # Settings that take one of a few words (case-insensitive).
 _CHOICES = {
     "agent_policy": ("ask", "risky", "never"),
+    "run_policy": ("never", "risky", "ask"),
     "tool_calling": ("auto", "on", "off"),
     "image_input": ("auto", "on", "off"),
     "prompt_style": ("auto", "full", "small"),
 }
+
+
+class Secret(str):
+    """A setting's secret value: the string itself everywhere it is used (``str()``, f-strings,
+    headers, JSON), but ``<redacted>`` wherever it is only shown: its repr, which is what
+    ``%config Chapyter``, ``Chapyter.class_get_help(settings)``, ``print(settings)`` and
+    IPython's output of ``%config Chapyter.api_key`` print."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return REDACTED if self else "''"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+class SecretValues(dict):
+    """Extra headers: every value is shown as ``<redacted>``, even one set in place."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {REDACTED}" for k in self) + "}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+class _URL(str):
+    """A base URL, shown without the password of its ``user:password@`` part."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(re.sub(r"(://[^/@:]*:)[^/@]*@", rf"\1{REDACTED}@", str(self)))
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+def _refused(trait: Any, value: Any) -> TraitError:
+    # traitlets' own messages show the value's repr: a key given as bytes would be printed.
+    kind = "a dict of strings" if isinstance(trait, Dict) else "a string of ASCII characters"
+    return TraitError(
+        f"Chapyter.{trait.name} must be {kind}, not {type(value).__name__} "
+        "(the value is a secret: not shown)."
+    )
+
+
+class SecretUnicode(Unicode):
+    """A string setting whose value is a :class:`Secret`."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, bytes):
+            try:
+                value = value.decode("ascii")
+            except UnicodeDecodeError:
+                raise _refused(self, value) from None
+        if not isinstance(value, str):
+            raise _refused(self, value)
+        return Secret(value)
+
+
+class SecretHeaders(Dict):
+    """Header names to :class:`Secret` values, held in a :class:`SecretValues`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(key_trait=Unicode(), value_trait=SecretUnicode(), **kwargs)
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        value = super().validate(obj, value)
+        return value if value is None else SecretValues(value)
+
+    def element_error(self, obj: Any, element: Any, validator: Any, side: str = "") -> None:
+        raise _refused(self, element)
+
+    def error(self, obj: Any, value: Any, error: Any = None, info: Any = None) -> Any:
+        raise _refused(self, value)
 
 
 def _number(value: Any) -> bool:
@@ -69,7 +149,7 @@ def check_setting(name: str, value: Any) -> str | None:
     if name == "base_url":
         return _base_url_problem(value)
     if name == "api_key":
-        if not _HEADER_VALUE.match(value) or value != value.strip() or "\t" in value:
+        if not _HEADER_VALUE.match(value) or any(c.isspace() for c in value):
             return "must be printable ASCII without spaces or line breaks (it is sent as a header)"
     elif name == "model":
         if not value.strip() or not value.isprintable():
@@ -144,10 +224,11 @@ class Chapyter(Configurable):
         help="Base URL of the OpenAI-compatible API, e.g. http://localhost:11434/v1 for Ollama "
         "(env OPENAI_BASE_URL; empty means OpenAI's own).",
     )
-    api_key = Unicode(
+    api_key = SecretUnicode(
         config=True,
-        help="API key sent as a bearer token (env OPENAI_API_KEY). Never printed, logged or sent "
-        "to the browser. Local servers usually accept any value.",
+        help="API key sent as a bearer token (env OPENAI_API_KEY). Never printed (%config "
+        "Chapyter shows <redacted>), logged or sent to the browser; redacted, also in part, "
+        "from everything sent or shown. Local servers usually accept any value.",
     )
     temperature = Float(0.2, config=True, help="Sampling temperature.")
     max_tokens = Int(2048, config=True, help="Upper bound on the tokens of one answer.")
@@ -157,9 +238,7 @@ class Chapyter(Configurable):
         config=True,
         help="Retries after a 429, a 5xx or a dropped connection (honouring Retry-After).",
     )
-    extra_headers = Dict(
-        key_trait=Unicode(),
-        value_trait=Unicode(),
+    extra_headers = SecretHeaders(
         config=True,
         help="Extra HTTP headers for every request (e.g. OpenRouter's HTTP-Referer). Values are "
         "treated as secrets: never printed.",
@@ -221,6 +300,16 @@ class Chapyter(Configurable):
         help="Agent mode: when to ask before running the model's code: 'ask' (every run), "
         "'risky' (code that writes or deletes files, installs packages, opens the network or "
         "runs shell commands) or 'never'.",
+    )
+    run_policy = Unicode(
+        "never",
+        config=True,
+        help="%%ai and Fix/Edit: when to hold the model's code for your review instead of "
+        "running it at once: 'never' (run, as Chapyter does), 'risky' (hold code that a static "
+        "analysis cannot prove only computes, reads and plots: it writes or deletes files, "
+        "opens the network, runs shell commands, calls something not known to be safe; the "
+        "one-line reason is shown) or 'ask' (hold every answer). The same analysis as "
+        "agent_policy's 'risky'.",
     )
     agent_result_chars = Int(
         4000,
@@ -331,7 +420,24 @@ class Chapyter(Configurable):
         problem = check_setting(name, value)
         if problem:
             raise TraitError(f"Chapyter.{name} {problem}.")
-        return value.lower() if name in _CHOICES else value
+        if name in _CHOICES:
+            return value.lower()
+        return _URL(value) if name == "base_url" else value
+
+    def __repr__(self) -> str:
+        # Secret values show as <redacted> (their own repr); a setting that cannot be read (a
+        # bad environment default) says so instead of raising.
+        shown = []
+        for name in sorted(self.trait_names(config=True)):
+            try:
+                shown.append(f"{name}={getattr(self, name)!r}")
+            except TraitError:
+                shown.append(f"{name}=<invalid>")
+        return f"Chapyter({', '.join(shown)})"
+
+    @default("extra_headers")
+    def _default_extra_headers(self) -> dict:
+        return SecretValues()
 
     @default("model")
     def _default_model(self) -> str:
@@ -344,11 +450,11 @@ class Chapyter(Configurable):
 
     @default("base_url")
     def _default_base_url(self) -> str:
-        return _from_env("base_url", "OPENAI_BASE_URL")
+        return _URL(_from_env("base_url", "OPENAI_BASE_URL"))
 
     @default("api_key")
     def _default_api_key(self) -> str:
-        return _from_env("api_key", "OPENAI_API_KEY")
+        return Secret(_from_env("api_key", "OPENAI_API_KEY"))
 
     @property
     def effective_base_url(self) -> str:

@@ -18,6 +18,7 @@ from .contract import (
     parse_magic_line,
     request_sha256,
 )
+from .redact import Redactor, TokenRedactor
 
 _PROGRESS_INTERVAL = 0.1  # seconds between display updates: smooth, without flooding iopub
 
@@ -31,10 +32,17 @@ class ChapyterError(Exception):
 
 
 class _Progress:
-    """Shows the answer arriving: a live display in a kernel, plain text in a terminal."""
+    """Shows the answer arriving: a live display in a kernel, plain text in a terminal.
 
-    def __init__(self, shell, model: str):
-        self._model = model
+    Everything shown passes ``redactor`` (a secret split over two pieces included: the stream
+    goes through a :class:`~chapyter_ext.redact.TokenRedactor`), since the display is saved
+    with the notebook.
+    """
+
+    def __init__(self, shell, model: str, redactor: Redactor):
+        self._redact = redactor
+        self._tokens = TokenRedactor(redactor)
+        self._model = redactor(model)
         self._text: list[str] = []
         self._chars = 0
         self._started = time.perf_counter()
@@ -62,13 +70,18 @@ class _Progress:
             PROGRESS_MIME: {"state": state, "text": answer, "model": self._model},
         }
 
+    def _show(self, safe: str) -> None:
+        if safe:
+            self._text.append(safe)
+            if not self._in_kernel:
+                sys.stdout.write(safe)
+                sys.stdout.flush()
+
     def token(self, piece: str) -> None:
         """Called for every streamed piece of the answer."""
-        self._text.append(piece)
         self._chars += len(piece)
+        self._show(self._tokens.push(piece))
         if not self._in_kernel:
-            sys.stdout.write(piece)
-            sys.stdout.flush()
             return
         now = time.perf_counter()
         if now - self._last_update >= _PROGRESS_INTERVAL:
@@ -77,16 +90,20 @@ class _Progress:
 
     def restart(self, note: str) -> None:
         """Start over for another answer (a small model's next candidate), saying why."""
+        self._show(self._tokens.flush())
+        self._tokens = TokenRedactor(self._redact)
         self._text.clear()
         self._chars = 0
         if not self._in_kernel:
-            sys.stdout.write(f"\n↻ {note}\n")
+            sys.stdout.write(f"\n↻ {self._redact(note)}\n")
             sys.stdout.flush()
         else:
             self._handle.update(self._bundle("streaming"), raw=True)
 
     def finish(self, note: str, state: str = "done") -> None:
         """Replace the live view with one line (``state`` is "done" or "failed")."""
+        self._show(self._tokens.flush())
+        note = self._redact(note)
         if not self._in_kernel:
             if self._text:
                 sys.stdout.write("\n")
@@ -112,6 +129,8 @@ def _error_output(shell, exc: BaseException) -> dict:
 
 #: Why a generated cell waits below instead of running (the %%ai progress line says it).
 REVIEW_NOTE = "run it once it looks right (Chapyter.local_review)."
+#: The setting that held code back, named after the reason.
+HOLD_NOTE = "setting: Chapyter.run_policy; run it yourself once you have read it"
 
 
 def review_first(settings: Chapyter, args) -> bool:
@@ -124,6 +143,14 @@ def review_first(settings: Chapyter, args) -> bool:
         base_url=settings.base_url, api_key=settings.api_key, enabled=settings.local_model
     )
     return bool(settings.local_review and local and not args.run)
+
+
+def _redacted(completion, redactor: Redactor):
+    """``completion`` with its text and model name redacted: the code below, its provenance
+    and every line about it come from them, and all are saved with the notebook."""
+    completion.text = redactor(completion.text)
+    completion.model = redactor(completion.model)
+    return completion
 
 
 def _tail(text: str, lines: int = 12) -> str:
@@ -167,11 +194,13 @@ class AIMagics(Magics):
 
         The request goes to the configured OpenAI-compatible endpoint together with a short,
         redacted summary of this kernel (variables, DataFrame columns, recent cells, the last
-        error). The code of the answer lands in a new cell directly below this one; in
-        JupyterLab it runs there at once, linked to this cell, and running this cell again
-        replaces it. In terminal IPython it waits at the next prompt (``--run`` runs it).
-        With the bundled local model (no endpoint configured) it is inserted for review, not
-        run (``Chapyter.local_review``; ``--run`` runs it).
+        error). What comes back is redacted too before it is shown or inserted (the answer as it
+        streams, the code, its provenance, error lines): the configured key and header values,
+        also in part, never reach the notebook. The code of the answer lands in a new cell
+        directly below this one; in JupyterLab it runs there at once, linked to this cell, and
+        running this cell again replaces it. In terminal IPython it waits at the next prompt
+        (``--run`` runs it). With the bundled local model (no endpoint configured) it is
+        inserted for review, not run (``Chapyter.local_review``; ``--run`` runs it).
 
         Batch runs (``jupyter nbconvert --execute``, ``jupyter execute``, papermill, nbclient)
         replay: no model is asked, and the committed generated cell below runs as the next
@@ -226,9 +255,11 @@ class AIMagics(Magics):
         registry = self._registry()
         model_name = registry.model_name(None, model=args.model)
         small = uses_small_prompt(settings.prompt_style, model_name)
-        # The configured key may live only in %config, not in the environment: name it.
-        secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
-        secrets = [s for s in secrets if s]
+        secrets = self._secrets(registry)
+        # One policy for what is sent and for everything shown and saved with the notebook
+        # (the live answer, the code below, its provenance, the error lines).
+        redactor = Redactor(secrets)
+        request = redactor(cell.strip())
         context = None
         if settings.send_context and not args.no_context:
             if small:
@@ -250,33 +281,34 @@ class AIMagics(Magics):
         retry_parts = None
         if retry is not None:
             from .agent.observe import error_text
-            from .redact import Redactor
 
-            redactor = Redactor(secrets)
             retry_parts = (redactor(retry.code), redactor(error_text(retry.error)))
         if small:
             from .small_model import build_small_messages
 
-            messages = build_small_messages(cell.strip(), context, retry=retry_parts)
+            messages = build_small_messages(request, context, retry=retry_parts)
         elif retry_parts is None:
-            messages = build_messages(cell.strip(), context)
+            messages = build_messages(request, context)
         else:
-            messages = build_retry_messages(cell.strip(), context, *retry_parts)
+            messages = build_retry_messages(request, context, *retry_parts)
 
-        progress = _Progress(self.shell, model_name)
+        progress = _Progress(self.shell, model_name, redactor)
         try:
             # Starts the bundled local model when it is the endpoint: seconds the first time.
             endpoint = registry.resolve(None, model=args.model)[1]
             if small:
                 code, completion, endpoint = self._small_candidates(
-                    endpoint, messages, progress, cell.strip()
+                    endpoint, messages, progress, cell.strip(), redactor
                 )
             else:
-                completion = complete(endpoint, messages, on_token=progress.token)
+                completion = _redacted(
+                    complete(endpoint, messages, on_token=progress.token), redactor
+                )
                 code = extract_code(completion.text)
         except (LLMError, NoCodeError) as err:
-            progress.finish(str(err), state="failed")
-            raise ChapyterError(str(err)) from None
+            message = redactor(str(err))
+            progress.finish(message, state="failed")
+            raise ChapyterError(message) from None
         except KeyboardInterrupt:
             progress.finish("Interrupted: nothing was inserted.", state="failed")
             raise ChapyterError("Interrupted: nothing was inserted.") from None
@@ -285,14 +317,21 @@ class AIMagics(Magics):
             check_syntax(code)
             failed = None
         except MagicCallError as err:
-            progress.finish(str(err), state="failed")
-            raise ChapyterError(str(err)) from None
+            message = redactor(str(err))
+            progress.finish(message, state="failed")
+            raise ChapyterError(message) from None
         except CodeSyntaxError as err:
             # Delivered all the same, never run: the answer stays visible, to fix by hand.
-            failed = str(err)
+            failed = redactor(str(err))
         return code, completion, endpoint, len(context or ""), progress, failed
 
-    def _small_candidates(self, endpoint, messages, progress, request: str):
+    def _secrets(self, registry) -> list[str]:
+        """The keys and header values in use; the configured key may live only in %config."""
+        settings = self.settings
+        found = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
+        return [s for s in found if s]
+
+    def _small_candidates(self, endpoint, messages, progress, request: str, redactor: Redactor):
         """Up to ``small_model.CANDIDATES`` answers of a small model, each checked against the
         kernel's namespace; the first that passes, with the endpoint settings it was asked
         with. None passes: one line (``small_model.failed_message``) as a ChapyterError."""
@@ -306,7 +345,10 @@ class AIMagics(Magics):
                 progress.restart(f"candidate {index + 1} of {CANDIDATES} ({problem})")
             asked, extra_body = candidate_request(endpoint, index)
             # The same messages each time: told what was wrong, SmolLM2 did worse (8/20 vs 11/20).
-            completion = complete(asked, messages, on_token=progress.token, extra_body=extra_body)
+            completion = _redacted(
+                complete(asked, messages, on_token=progress.token, extra_body=extra_body),
+                redactor,
+            )
             try:
                 code = extract_code(completion.text)
             except NoCodeError:
@@ -316,7 +358,7 @@ class AIMagics(Magics):
             if candidate.problem is None:
                 return candidate.code, completion, asked
             problem = candidate.problem
-        message = failed_message(problem)
+        message = redactor(failed_message(problem))
         progress.finish(message, state="failed")
         raise ChapyterError(message)
 
@@ -374,6 +416,10 @@ class AIMagics(Magics):
         review = run and not caller.is_batch and review_first(settings, args)
         if review:
             run = False
+        # Chapyter.run_policy: code the user has not seen runs only if it is proven harmless.
+        held = self._hold(code) if (run or run_here) and not caller.is_batch else None
+        if held is not None:
+            run = run_here = False
         n_lines = code.count("\n") + 1
         done = (
             f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
@@ -385,10 +431,14 @@ class AIMagics(Magics):
             note = f"↻ regenerated in a batch run (not reproducible): {done}."
         elif not self._in_kernel:
             note = f"✓ {done}, " + ("running it:" if run_here else "inserted at the next prompt.")
+            if held is not None:
+                note = f"✓ {done}, inserted at the next prompt, not run: {held} ({HOLD_NOTE})"
         elif run_here:
             note = f"✓ {done}, run here and inserted below."
         elif review:
             note = f"✓ {done}, inserted below for review: {REVIEW_NOTE}"
+        elif held is not None:
+            note = f"✓ {done}, inserted below, not run: {held} ({HOLD_NOTE})"
         else:
             note = f"✓ {done}, inserted below" + (" and run." if run else ".")
         if retry is not None:
@@ -415,6 +465,17 @@ class AIMagics(Magics):
             cell=cell,
             args=args,
         )
+
+    def _hold(self, code: str) -> str | None:
+        """Why the model's ``code`` must wait for the user under ``Chapyter.run_policy`` (one
+        line), or None; the notebook's own functions count as consented to."""
+        from .policy import hold_reason, namespace_functions
+
+        policy = self.settings.run_policy
+        if policy == "never":
+            return None
+        known = namespace_functions(self.shell.user_ns)
+        return hold_reason(policy, code, known_functions=known)
 
     @property
     def _in_kernel(self) -> bool:
@@ -496,6 +557,12 @@ class AIMagics(Magics):
                 if not self._in_kernel:
                     shell.set_next_input(code)
                 return
+            held = self._hold(code)
+            if held is not None:
+                progress.finish(f"↻ retry {attempt} of {cap}: not run: {held} ({HOLD_NOTE})")
+                if not self._in_kernel:
+                    shell.set_next_input(code)
+                return
             progress.finish(f"↻ retry {attempt} of {cap}: running the corrected code.")
 
     @line_magic("ai")  # type: ignore[arg-type]  # IPython types the decorator too narrowly
@@ -556,15 +623,18 @@ class AIMagics(Magics):
     def _models(self) -> str:
         from .llm import LLMError, list_models
 
+        registry = self._registry()
+        redactor = Redactor(self._secrets(registry))
         try:
-            endpoint = self._registry().resolve(None)[1]  # starts the local model if needed
+            endpoint = registry.resolve(None)[1]  # starts the local model if needed
             models = list_models(endpoint)
         except LLMError as err:
-            raise ChapyterError(str(err)) from None
+            raise ChapyterError(redactor(str(err))) from None
         if not models:
             return f"{endpoint.host} lists no models."
         current = endpoint.model
-        return "\n".join(f"{'*' if m == current else ' '} {m}" for m in sorted(models))
+        # The names come from the endpoint: printed into the notebook, they are redacted too.
+        return redactor("\n".join(f"{'*' if m == current else ' '} {m}" for m in sorted(models)))
 
 
 def load_ipython_extension(ipython) -> None:

@@ -269,7 +269,8 @@ def regenerate_file(
     timeout: float = 600.0,
     kernel_name: str | None = None,
 ) -> RegenerateReport:
-    """:func:`regenerate_notebook` on a file, written to ``output`` (default: in place)."""
+    """:func:`regenerate_notebook` on a file, written atomically to ``output`` (default: in
+    place; see :mod:`.atomic_write`)."""
     import nbformat
 
     try:
@@ -278,7 +279,12 @@ def regenerate_file(
         raise RegenerateError(f"cannot read {path}: {err}") from None
     cwd = os.path.dirname(os.path.abspath(path))
     report = regenerate_notebook(nb, path=path, cwd=cwd, timeout=timeout, kernel_name=kernel_name)
-    nbformat.write(nb, output or path)
+    from .atomic_write import write_notebook
+
+    try:
+        write_notebook(nb, output or path)
+    except OSError as err:  # a symlinked target is refused, a full disk...
+        raise RegenerateError(f"cannot write {output or path}: {err}") from None
     return report
 
 

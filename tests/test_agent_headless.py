@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -52,9 +54,9 @@ def notebook(tmp_path) -> Path:
     return path
 
 
-def agent(server, *args: str, home: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``chapyter-ext agent`` as a user would: its own process, settings from the
-    environment (the loopback endpoint, no key) and an empty IPython profile in ``home``."""
+def agent_env(server, home: Path) -> dict[str, str]:
+    """Settings from the environment (the loopback endpoint, no key) and an empty IPython
+    profile in ``home``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHAPYTER_", "MPL"))}
     env.update(
         OPENAI_BASE_URL=server.base_url,
@@ -62,11 +64,16 @@ def agent(server, *args: str, home: Path, timeout: float = 120) -> subprocess.Co
         IPYTHONDIR=str(home),
         PYDEVD_DISABLE_FILE_VALIDATION="1",
     )
+    return env
+
+
+def agent(server, *args: str, home: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``chapyter-ext agent`` as a user would: its own process (see :func:`agent_env`)."""
     return subprocess.run(
         [sys.executable, "-m", "chapyter_ext.cli", "agent", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=agent_env(server, home),
         timeout=timeout,
     )
 
@@ -357,3 +364,165 @@ def test_a_step_that_outlives_its_timeout_is_interrupted(server, notebook, tmp_p
     assert "KeyboardInterrupt" in result
     nb = nbformat.read(notebook, as_version=4)
     assert nb.cells[2].outputs[-1].ename == "KeyboardInterrupt"
+
+
+# -- Ctrl-C and SIGTERM: what ran is kept -------------------------------------------------------
+
+
+class Running:
+    """``chapyter-ext agent`` started in the background, to be signalled mid-turn."""
+
+    def __init__(self, server, *args: str, home: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "chapyter_ext.cli", "agent", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=agent_env(server, home),
+        )
+
+    def wait_for(self, check, what: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if self.process.poll() is not None:
+                raise AssertionError(f"exited before {what}: {self.process.communicate()}")
+            if time.monotonic() > deadline:
+                self.process.kill()
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)
+
+    def finish(self, timeout: float = 60) -> tuple[int, str, str]:
+        out, err = self.process.communicate(timeout=timeout)
+        return self.process.returncode, out, err
+
+
+def gone(pid: int, timeout: float = 10) -> bool:
+    """Whether process ``pid`` has exited (within ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("signum", "name", "code"), [(signal.SIGINT, "SIGINT", 130), (signal.SIGTERM, "SIGTERM", 143)]
+)
+def test_a_signal_while_the_model_thinks_keeps_the_steps_that_ran(
+    server, notebook, tmp_path, signum, name, code
+):
+    """The first step ran; the model's second answer is slow; the signal comes meanwhile. The
+    notebook gets the step's cell and a note, the kernel is shut down, one line is printed."""
+    pid_file = tmp_path / "kernel.pid"
+    step = f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\nprint(len(values))"
+    server.script(
+        Reply(tool_calls=[run_code(step, "count")]),
+        Reply(content="Too late.", delay=60),
+    )
+    before = nbformat.read(notebook, as_version=4)
+    run = Running(server, str(notebook), QUESTION, "--yes", home=tmp_path / "ipython")
+    run.wait_for(lambda: len(server.requests) == 2, "the second model call")
+    started = time.monotonic()
+    run.process.send_signal(signum)
+    returncode, out, err = run.finish()
+    assert time.monotonic() - started < 20  # not the model's 60 seconds
+    assert returncode == code, err
+    assert out.splitlines() == ["chapyter-ext agent: cell 3: printed 3"]
+    [line] = err.splitlines()
+    assert line == (
+        f"chapyter-ext agent: Interrupted ({name}) while waiting for the model, after 1 step; "
+        f"the remaining steps did not run. Wrote {notebook}."
+    )
+
+    nb = nbformat.read(notebook, as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[:2] == before.cells
+    ran, note = nb.cells[2:]
+    assert ran.source == step and [o.text for o in ran.outputs] == ["3\n"]
+    assert ran.metadata["chapyter"]["source"] == "agent"
+    assert note.cell_type == "markdown"
+    assert note.source == (
+        f"> {QUESTION}\n\n*Interrupted ({name}) while waiting for the model, after 1 step; "
+        "the remaining steps did not run.*"
+    )
+    meta = note.metadata["chapyter"]
+    assert (meta["role"], meta["source"], meta["status"]) == ("answer", "agent", "stopped")
+    assert meta["message_id"] == ran.metadata["chapyter"]["message_id"]
+    assert [str(f) for f in check_notebook(nb, "nb") if f.severity == "error"] == []
+    assert gone(int(pid_file.read_text())), "the kernel is still running"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_ctrl_c_during_the_first_model_call_writes_nothing(server, notebook, tmp_path):
+    original = notebook.read_bytes()
+    server.script(Reply(content="Too late.", delay=60))
+    run = Running(server, str(notebook), QUESTION, "--yes", home=tmp_path / "ipython")
+    run.wait_for(lambda: len(server.requests) == 1, "the model call")
+    run.process.send_signal(signal.SIGINT)
+    returncode, out, err = run.finish()
+    assert returncode == 130, err
+    assert out == ""
+    assert err.splitlines() == [
+        "chapyter-ext agent: Interrupted (SIGINT) while waiting for the model; no step ran. "
+        "The file is unchanged."
+    ]
+    assert notebook.read_bytes() == original
+    assert sorted(p.name for p in notebook.parent.iterdir()) == ["ipython", notebook.name]
+
+
+def test_ctrl_c_in_a_running_cell_interrupts_it_and_twice_changes_nothing(
+    server, notebook, tmp_path
+):
+    """Ctrl-C while a step's cell runs: the cell is interrupted in the kernel (it keeps what it
+    printed and its KeyboardInterrupt), later Ctrl-Cs do not cut the shutdown or the write."""
+    marker = tmp_path / "started"
+    slow = f"print('working')\nopen({str(marker)!r}, 'w').close()\nimport time\ntime.sleep(60)"
+    server.script(
+        Reply(tool_calls=[run_code("x = len(values)")]),
+        Reply(tool_calls=[run_code(slow, "wait")]),
+    )
+    run = Running(server, str(notebook), QUESTION, "--yes", home=tmp_path / "ipython")
+    run.wait_for(marker.exists, "the slow cell")
+    started = time.monotonic()
+    for _ in range(3):  # an impatient user
+        run.process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    returncode, out, err = run.finish()
+    assert time.monotonic() - started < 20
+    assert returncode == 130, err
+    assert out.splitlines() == ["chapyter-ext agent: cell 3: ran, no output"]
+    [line] = err.splitlines()
+    assert "Interrupted (SIGINT) while running cell 4, after 1 step;" in line
+    assert line.endswith(f"Wrote {notebook}.")
+    nb = nbformat.read(notebook, as_version=4)
+    nbformat.validate(nb)
+    first, interrupted, note = nb.cells[2:]
+    assert first.source == "x = len(values)" and interrupted.source == slow
+    assert interrupted.outputs[0].text == "working\n"
+    assert interrupted.outputs[-1].ename == "KeyboardInterrupt"
+    assert interrupted.execution_count > first.execution_count
+    assert note.source.endswith("the remaining steps did not run.*")
+    assert len(server.requests) == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_symlinked_notebook_is_refused_before_anything_runs(server, notebook, tmp_path):
+    """The file is replaced atomically, never written through a link (atomic_write's rule):
+    refused up front, so no model call or kernel is wasted on a result that cannot be saved."""
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(notebook)
+    original = notebook.read_bytes()
+    server.script(Reply(tool_calls=[run_code("print(1)")]))
+    out = agent(server, str(link), QUESTION, "--yes", home=tmp_path / "ipython")
+    assert out.returncode == 1
+    [line] = out.stderr.splitlines()
+    assert line.startswith(f"chapyter-ext agent: cannot write {link}: ") and "symbolic link" in line
+    assert notebook.read_bytes() == original and link.is_symlink()
+    assert server.requests == []
+    # The real path (or -o elsewhere) works.
+    out = agent(server, str(link), QUESTION, "--yes", "-o", str(notebook), home=tmp_path / "ip")
+    assert out.returncode == 0 and "cell 3: printed 1" in out.stdout
+    assert link.is_symlink() and len(nbformat.read(notebook, as_version=4).cells) == 4

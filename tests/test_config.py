@@ -98,3 +98,64 @@ def test_in_a_kernel_a_bad_value_is_one_line_and_a_bad_environment_too():
             assert "Chapyter.base_url is not a valid URL" in run.error["evalue"]
     finally:
         kernel.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------
+# Secret values are never shown (issue 20 §3)
+
+KEY = "sk-test-CONFIGKEY-0123456789abcdef"
+HEADER = "hdr-CONFIG-HEADER-0987654321"
+
+
+def test_no_repr_help_or_listing_shows_a_secret(monkeypatch, capsys):
+    from traitlets.config import Application, Config
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    config = Config()
+    config.Chapyter.extra_headers = {"X-Secret": HEADER}
+    config.Chapyter.base_url = "https://bob:pa55word-9876@llm.example/v1"
+    settings = Chapyter(config=config)
+    assert settings.api_key == KEY and settings.extra_headers == {"X-Secret": HEADER}
+
+    class App(Application):
+        classes = [Chapyter]  # noqa: RUF012
+
+    App(config=config).print_help(classes=True)  # what --help-all prints
+    print(App(config=config).generate_config_file())
+    print(Chapyter.class_get_help(settings), settings, repr(settings.extra_headers))
+    shown = capsys.readouterr().out + repr(settings.api_key) + repr(settings.base_url)
+    assert "Current: <redacted>" in shown and "{'X-Secret': <redacted>}" in shown
+    assert "bob:<redacted>@llm.example" in shown
+    for secret in (KEY, HEADER, "pa55word-9876", KEY[-10:], HEADER[-10:]):
+        assert secret not in shown
+
+
+def test_a_secret_is_the_string_itself_where_it_is_used():
+    import copy
+    import json
+    import pickle
+
+    settings = Chapyter(api_key=KEY, extra_headers={"X-Secret": HEADER})
+    assert f"Bearer {settings.api_key}" == f"Bearer {KEY}" and str(settings.api_key) == KEY
+    assert json.dumps([settings.api_key, settings.extra_headers]) == json.dumps(
+        [KEY, {"X-Secret": HEADER}]
+    )
+    assert pickle.loads(pickle.dumps(settings.api_key)) == KEY == copy.deepcopy(settings.api_key)
+    settings.extra_headers["X-Later"] = "set-in-place-0123456789"  # shown hidden all the same
+    assert "set-in-place" not in repr(settings.extra_headers)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("api_key", b"\xff" + KEY.encode()), ("api_key", 42), ("extra_headers", {"X": 42})],
+)
+def test_a_refused_secret_is_not_quoted(name, value):
+    with pytest.raises(TraitError) as caught:
+        setattr(Chapyter(), name, value)
+    assert "not shown" in str(caught.value) and KEY not in str(caught.value)
+    assert "42" not in str(caught.value)
+
+
+def test_a_key_with_spaces_is_refused():
+    with pytest.raises(TraitError, match="without spaces"):
+        Chapyter().api_key = "sk-abc def"

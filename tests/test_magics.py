@@ -294,3 +294,117 @@ def test_loading_does_not_import_openai():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets never shown (issue 20 §3)
+
+HEADER_VALUE = "hdr-KERNEL-HEADER-7654321"
+
+
+def key_parts(secret: str, n: int = 8) -> list[str]:
+    """Runs of ``n`` characters of ``secret`` past its "sk-test-"-like prefix holding a digit."""
+    core = secret.split("-", 2)[-1] if secret.startswith("sk-") else secret.split("-", 1)[1]
+    runs = [core[i : i + n] for i in range(len(core) - n + 1)]
+    return [run for run in runs if any(c.isdigit() for c in run)]
+
+
+def shown(run) -> str:
+    """Everything a run put in the notebook or the reply: outputs, displays, payload, errors
+    (not the echo of the code typed)."""
+    outputs = [o["content"] for o in run.outputs if o["msg_type"] != "execute_input"]
+    return json.dumps([*outputs, run.reply["content"]])
+
+
+def assert_no_secret(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        assert secret not in text
+        assert not [part for part in key_parts(secret) if part in text], text
+
+
+@pytest.fixture
+def header(kernel):
+    kernel.run(f"%config Chapyter.extra_headers = {{'X-Test': '{HEADER_VALUE}'}}")
+    yield HEADER_VALUE
+    kernel.run("%config Chapyter.extra_headers = {}")
+
+
+def test_no_listing_shows_a_secret(server, kernel, header):
+    listing = kernel.run("%config Chapyter")
+    assert "Chapyter.api_key" in listing.stdout and "Current: <redacted>" in listing.stdout
+    assert "Current: {'X-Test': <redacted>}" in listing.stdout
+    value = kernel.run("%config Chapyter.api_key")
+    assert '"text/plain": "<redacted>"' in shown(value)
+    runs = [
+        listing,
+        value,
+        kernel.run("%config Chapyter.extra_headers"),
+        kernel.run("print(get_ipython()._chapyter_magics.settings)"),
+        kernel.run("get_ipython()._chapyter_magics.settings"),
+        kernel.run(
+            "from chapyter_ext.config import Chapyter\n"
+            "print(Chapyter.class_get_help(get_ipython()._chapyter_magics.settings))"
+        ),
+        kernel.run("%ai status"),
+    ]
+    for run in runs:
+        assert run.status == "ok", run.error
+        assert_no_secret(shown(run), SECRET_KEY, header)
+
+
+def test_a_key_set_with_config_is_used_checked_and_never_shown(server, kernel, header):
+    other = "sk-test-CONFIGURED-5551234567abcd"
+    try:
+        assert kernel.run(f"%config Chapyter.api_key = '{other}'").status == "ok"
+        server.script("```python\nprint(1)\n```")
+        run = kernel.run("%%ai\nprint one")
+        assert run.status == "ok", run.error
+        sent = server.requests[-1]
+        assert sent.headers["authorization"] == f"Bearer {other}"
+        assert sent.headers["x-test"] == header
+        assert_no_secret(shown(run) + shown(kernel.run("%config Chapyter")), other, header)
+        # Checked: refused (IPython logs why), the key in use stays.
+        refused = kernel.run(f"%config Chapyter.api_key = '{other} with spaces'")
+        assert_no_secret(shown(refused), other)
+        check = f"print(get_ipython()._chapyter_magics.settings.api_key == '{other}')"
+        assert kernel.run(check).stdout.strip() == "True"
+    finally:
+        kernel.run(f"%config Chapyter.api_key = '{SECRET_KEY}'")
+
+
+def test_parts_of_the_key_never_reach_the_notebook(server, kernel, header):
+    # The model echoes the key without its prefix in its code and the ends of the key and of
+    # the header in its prose, streamed in 3-character pieces: neither the live display, nor
+    # the cell inserted below, nor its provenance, nor the last line may show them.
+    server.script(
+        Reply(
+            content=f"Your key ends in {SECRET_KEY[-10:]}, the header in {header[-9:]}.\n"
+            f"```python\nclient = make_client('{SECRET_KEY[8:]}')\n```",
+            chunk_size=3,
+            chunk_delay=0.005,
+        )
+    )
+    run = kernel.run("%%ai\nmake a client")
+    assert run.status == "ok", run.error
+    assert any(d["state"] == "streaming" for d in run.displays(PROGRESS))
+    assert run.next_input["text"] == "client = make_client('<redacted>')"
+    assert_no_secret(shown(run), SECRET_KEY, header)
+    sent = json.dumps(server.requests[-1].body)
+    assert SECRET_KEY not in sent and header not in sent
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I will not print the key ending …{tail}, sorry.",  # no code: the error line quotes it
+        "```python\nkey = {tail} +\n```",  # a syntax error: the line is quoted twice
+    ],
+    ids=["no-code", "syntax-error"],
+)
+def test_parts_of_the_key_never_reach_an_error_line(server, kernel, answer):
+    server.script(answer.format(tail=SECRET_KEY[-12:]))
+    run = kernel.run("%%ai\ndo something")
+    assert run.status == "error"
+    assert run.error["ename"] == "ChapyterError"
+    assert "<redacted>" in run.error["traceback"][0]
+    assert_no_secret(shown(run), SECRET_KEY)

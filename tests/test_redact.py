@@ -9,16 +9,20 @@ import pytest
 
 import chapyter_ext.context
 from chapyter_ext.redact import (
+    REDACTED,
+    Redactor,
+    TokenRedactor,
+    env_secrets,
+    is_secret_name,
+    redact,
+)
+from chapyter_ext.redact.patterns import (
     _ENV_FIRST,
     _NAME_FIRST,
-    REDACTED,
     _patterns,
     _redact_env_assignment,
     _redact_quoted,
     _sub_assignments,
-    env_secrets,
-    is_secret_name,
-    redact,
 )
 
 OPENAI_KEY = "sk-proj-Abc123Def456Ghi789Jkl012Mno345"
@@ -214,3 +218,128 @@ def test_redact_traceback_keeps_the_trace_and_drops_the_secret():
         text = redact_traceback(err, redactor)
     assert "Traceback" in text and "RuntimeError: failed with <redacted>" in text
     assert "sk-verbatim-SECRET-0002" not in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Known keys, also in part (issue 20 §3)
+
+KEY = "sk-proj-Abc123Def456Ghi789Jkl012Mno345"  # the configured key
+HEADER = "hdr-SECRET-MARKER-456"  # an extra header value
+
+
+def key_parts(secret: str, n: int = 8) -> list[str]:
+    """The runs of ``n`` characters of ``secret`` past its "sk-proj-"-like prefix that hold a
+    digit or both cases: none of them may show."""
+    core = secret.split("-", 2)[-1] if secret.startswith("sk-proj-") else secret.split("-", 1)[1]
+    runs = [core[i : i + n] for i in range(len(core) - n + 1)]
+    return [r for r in runs if any(c.isdigit() for c in r) or not (r.isupper() or r.islower())]
+
+
+@pytest.mark.parametrize(
+    "shown",
+    [
+        KEY[len("sk-proj-") :],  # without its prefix
+        KEY[-8:],  # "your key ending in …"
+        KEY[-12:],
+        KEY[14:24],  # a middle chunk
+        KEY[:20],  # its start, prefix and all
+        KEY[8:16],  # exactly 8
+    ],
+)
+def test_a_part_of_a_known_key_is_redacted(shown):
+    r = Redactor([KEY])
+    out = r(f"the key ends with {shown}, see?")
+    assert out == f"the key ends with {REDACTED}, see?"
+    assert not any(part in out for part in key_parts(KEY))
+
+
+def test_parts_inside_other_text_and_of_several_keys():
+    r = Redactor([KEY, HEADER])
+    text = f"x{KEY[10:30]}y and 'MARKER-456' and {HEADER[4:]}."
+    out = r(text)
+    assert out == f"x{REDACTED}y and '{REDACTED}' and {REDACTED}."
+
+
+def test_what_is_no_part_of_a_key_stays():
+    r = Redactor([KEY, HEADER, "acme-production-7f3a9c2e1b5d"])
+    text = (
+        f"{KEY[8:15]} (7 characters) sk-proj- keys; hdr-SECRET- words: SECRET-MARKER, "
+        "production-ready, /home/me/production-v, sk-proj-xyz"
+    )
+    assert r(text) == text
+
+
+def test_values_that_are_not_keys_are_only_redacted_whole():
+    # A header value with spaces, a URL, a path: redacted whole, never in part.
+    title, referer = "my notebook about sales 2024", "https://example.com/app/2024"
+    r = Redactor([title, referer, "/home/me/secret/dir"])
+    assert r(f"{title} and {referer}") == f"{REDACTED} and {REDACTED}"
+    text = "notebook about sales 2024, example.com/app/2024, /home/me/secret"
+    assert r(text) == text
+
+
+def test_a_long_key_is_redacted_from_an_eighth_of_it():
+    # sk-proj- keys run to 164 characters: runs of 19+ are redacted (the rest stays hidden).
+    rng = random.Random(20)
+    core = "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        for _ in range(156)
+    )
+    r = Redactor(["sk-proj-" + core])
+    assert r(f"[{core[40:59]}]") == f"[{REDACTED}]"
+    assert r(f"[{core[-19:]}]") == f"[{REDACTED}]"
+    assert r(f"[{core[40:58]}]") == f"[{core[40:58]}]"
+
+
+def test_a_part_split_over_two_tokens_never_shows():
+    r = Redactor([KEY])
+    text = f"Your key ends in …{KEY[-10:]}.\nUse `{KEY[8:]}` here, or {KEY[12:21]} there.\n"
+    for cut in range(1, len(text)):
+        for parts in ([text[:cut], text[cut:]], [text[:cut], text[cut : cut + 3], text[cut + 3 :]]):
+            tokens = TokenRedactor(r)
+            out = "".join(tokens.push(p) for p in parts) + tokens.flush()
+            assert not any(part in out for part in key_parts(KEY)), (cut, out)
+            assert out == r(text)
+
+
+def test_the_marker_passes_unchanged():
+    r = Redactor([KEY, HEADER])
+    code = f'```python\nclient = OpenAI(api_key="{REDACTED}")\ntoken = {REDACTED}\n```\n'
+    assert r(code) == code
+    tokens = TokenRedactor(r)
+    assert "".join(tokens.push(c) for c in code) + tokens.flush() == code
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths are not secrets
+
+
+def test_paths_are_not_secrets_but_passwords_are(monkeypatch, tmp_path):
+    # PWD holds the secret part "pwd": its value used to turn every path into <redacted>/x.
+    work = tmp_path / "project" / "work"
+    (work / "keys").mkdir(parents=True)
+    (work / "keys" / "sa.json").write_text("{}")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PWD", str(work))
+    monkeypatch.setenv("OLDPWD", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path / "project"))
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "project" / ".venv"))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "project" / "runtime"))
+    monkeypatch.setenv("SECRETS_DIR", "/run/secrets/app")  # a secret name, a path value
+    monkeypatch.setenv("AUTH_TOKEN_FILE", "keys/sa.json")  # relative, and it exists
+    monkeypatch.setenv("MY_PWD", "S3cret-Passw0rd")  # "pwd" part, and not a path
+    monkeypatch.setenv("DB_PASSWORD", "/hunter2x")  # a leading "/" does not make a path
+    text = (
+        f"FileNotFoundError: {work}/data.csv; cd {tmp_path}; "
+        f"{tmp_path}/project/.venv/bin/python; see /run/secrets/app and keys/sa.json"
+    )
+    assert redact(text) == text
+    assert redact("login S3cret-Passw0rd or /hunter2x") == f"login {REDACTED} or {REDACTED}"
+    assert str(work) not in env_secrets() and "S3cret-Passw0rd" in env_secrets()
+
+
+def test_variables_holding_paths_do_not_spread():
+    from chapyter_ext.redact import secret_values
+
+    variables = [("pwd", "/home/me/project"), ("password", "hunter2"), ("key_file", "~/k.json")]
+    assert secret_values(variables) == ["hunter2"]

@@ -6,17 +6,23 @@ outputs in the file are left as they were), the figure capture is installed, and
 new code cell appended to the notebook (``chapyter`` metadata, source ``agent``) and runs; the
 final answer becomes a markdown cell; the file is written atomically. No one can approve a step
 here: without ``--yes`` a step the policy would ask about is refused, in one line.
+
+Interrupted (Ctrl-C, SIGTERM) during the turn, the run keeps what already ran: a running cell
+is interrupted in the kernel, the kernel shut down, and the cells that ran are written with a
+markdown note saying what was interrupted; interrupted before any cell ran, it writes nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
+import signal
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..atomic_write import check_target, write_notebook
 from ..contract import METADATA_KEY, SCHEMA_VERSION, generated_metadata, utc_now_iso
 from .notebook_kernel import KernelRunError, NotebookKernel, _one_line
 
@@ -44,6 +50,11 @@ class AgentRun:
     answer: str | None = None
     #: Why the turn ended without an answer (a cap, a refusal, the model failing).
     stopped: str | None = None
+    #: A signal cut the turn short: what was interrupted, one line (also the note written
+    #: below the cells that ran, if any ran).
+    interrupted: str | None = None
+    #: That signal's number (``SIGINT`` for a bare ``KeyboardInterrupt``).
+    signal: int | None = None
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -61,6 +72,7 @@ def run_agent_file(
     timeout: float = 600.0,
     settings: Chapyter | None = None,
     on_line: Callable[[str], None] | None = None,
+    stop_signals: Sequence[int] = (),
 ) -> AgentRun:
     """Run one agent turn on the notebook at ``path``; write it to ``output`` (default: in place).
 
@@ -68,6 +80,10 @@ def run_agent_file(
     bounds too); ``policy`` overrides ``Chapyter.agent_policy``; ``settings`` default to
     :func:`load_settings`. ``on_line`` sees each step's line as it happens. Raises
     :class:`AgentRunError` (nothing written) when the run cannot start or a step is refused.
+
+    A ``KeyboardInterrupt`` during the turn ends it with ``interrupted`` set (see the module);
+    ``stop_signals`` (e.g. ``SIGINT, SIGTERM``, from the main thread only) are made to raise
+    one, once: a later signal cannot cut the shutdown or the write short.
     """
     import nbformat
     from traitlets import TraitError
@@ -89,33 +105,58 @@ def run_agent_file(
     except Exception as err:
         raise AgentRunError(f"cannot read {path}: {' '.join(str(err).split())}") from None
     _ensure_cell_ids(nb)  # before the working copy: cell ids name the same cells in both
+    target = output or path
+    try:
+        check_target(target)  # before any work: a result that cannot be saved is no result
+    except OSError as err:
+        raise AgentRunError(f"cannot write {target}: {_one_line(err)}") from None
     try:
         registry = kernel_registry(settings)
     except (TraitError, ValueError) as err:  # a bad setting, e.g. from the environment
         raise AgentRunError(_one_line(err)) from None
     run = AgentRun(path)
-    try:
-        from ..llm import LLMError
+    turn: _Turn | None = None
+    kernel: NotebookKernel | None = None
+    with _StopSignals(stop_signals) as stop:
+        try:
+            from ..llm import LLMError
 
-        try:
-            # Starts the bundled local model when it is the endpoint: seconds the first time.
-            name, endpoint = registry.resolve(None, model=model)
-        except (LLMError, TraitError, ValueError) as err:
-            raise AgentRunError(_one_line(err)) from None
-        secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
-        cwd = os.path.dirname(os.path.abspath(path))
-        turn = _Turn(run, settings, registry.is_local(name), endpoint, [s for s in secrets if s])
-        try:
-            with NotebookKernel(nb, cwd=cwd, timeout=timeout) as kernel:
-                cells = turn.run(kernel, question, yes=yes, max_steps=max_steps, on_line=on_line)
-        except KernelRunError as err:  # the kernel did not start, or the notebook's cells broke it
-            raise AgentRunError(str(err)) from None
-    finally:
-        registry.close()
-    if cells:
-        nb.cells.extend(cells)
-        run.written = output or path
-        write_atomically(nb, run.written)
+            try:
+                # Starts the bundled local model when it is the endpoint: seconds the first time.
+                name, endpoint = registry.resolve(None, model=model)
+            except (LLMError, TraitError, ValueError) as err:
+                raise AgentRunError(_one_line(err)) from None
+            secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
+            cwd = os.path.dirname(os.path.abspath(path))
+            local = registry.is_local(name)
+            turn = _Turn(run, settings, local, endpoint, [s for s in secrets if s])
+            try:
+                kernel = NotebookKernel(nb, cwd=cwd, timeout=timeout).start()
+            except KernelRunError as err:  # it did not start, or the notebook's cells broke it
+                raise AgentRunError(str(err)) from None
+            turn.run(kernel, question, yes=yes, max_steps=max_steps, on_line=on_line)
+        except KeyboardInterrupt:
+            run.signal = stop.received or signal.SIGINT
+            run.interrupted = _interrupted_note(
+                run.signal,
+                turn.doing if turn is not None else "starting",
+                ran=turn.ran if turn is not None else 0,
+                kept=bool(turn and turn.cells),
+            )
+        finally:
+            stop.disarm()  # from here on a signal waits: the wind-down is short and bounded
+            if kernel is not None:
+                kernel.close()  # interrupts a cell cut short, keeps its outputs
+            registry.close()
+        if turn is not None and turn.cells:
+            if run.interrupted:
+                turn.cells.append(turn.note_cell(question, run.interrupted))
+            nb.cells.extend(turn.cells)
+            run.written = target
+            try:
+                write_notebook(nb, target)
+            except OSError as err:
+                raise AgentRunError(f"cannot write {target}: {_one_line(err)}") from None
     return run
 
 
@@ -149,7 +190,12 @@ class _Turn:
         self.report, self.settings = run, settings
         self.local, self.endpoint, self.secrets = local, endpoint, secrets
         self.chat_id, self.message_id = str(uuid.uuid4()), str(uuid.uuid4())
+        #: The cells to append: each step's (the one running included), then the answer.
         self.cells: list[Any] = []
+        #: What the turn is doing now, for the note when a signal interrupts it.
+        self.doing = "the notebook's own cells ran"
+        #: Code steps run to their end.
+        self.ran = 0
 
     def run(
         self,
@@ -159,16 +205,18 @@ class _Turn:
         yes: bool,
         max_steps: int | None,
         on_line: Callable | None,
-    ) -> list[Any]:
-        """Run the turn in ``kernel``; returns the cells to append (none when nothing ran)."""
+    ) -> None:
+        """Run the turn in ``kernel``, gathering the cells to append in ``cells``."""
         import dataclasses
 
         from ..llm import LLMError, complete_step
+        from ..policy import defined_functions
         from ..redact import Redactor
         from .capabilities import capabilities
         from .loop import AgentLimits, AgentLoop, Finish, Halt, ReadCell, RunCode
 
         self.kernel = kernel
+        self.doing = "reading the kernel's variables"
         redactor = Redactor(self.secrets)
         context = (
             self.kernel.context(self.settings.context_budget, question)
@@ -188,11 +236,16 @@ class _Turn:
             policy=self.settings.agent_policy,
             limits=limits,
             redactor=redactor,
+            # Every code cell of the notebook ran above: its functions were consented to.
+            known_functions=defined_functions(
+                c.source for c in self.kernel.nb.cells if c.cell_type == "code"
+            ),
         )
         while True:
             action: Any = loop.halt()
             if action is None:
                 request = loop.request()
+                self.doing = "waiting for the model"
                 try:
                     reply = complete_step(self.endpoint, request.messages, request.tools)
                 except LLMError as err:
@@ -228,10 +281,10 @@ class _Turn:
                 loop.on_read(action.step_id, self.kernel.describe_cell(action.cell))
                 line = loop.steps[-1].outcome
             else:
+                self.doing = "reading the kernel's variables"
                 loop.on_read(action.step_id, self.kernel.context(self.settings.context_budget))
                 line = loop.steps[-1].outcome
             self._say(line, on_line)
-        return self.cells
 
     def _say(self, line: str, on_line: Callable[[str], None] | None) -> None:
         self.report.steps.append(line)
@@ -251,11 +304,23 @@ class _Turn:
             step_id=step_id,
         )
         cell = nbformat.v4.new_code_cell(source=code, metadata={METADATA_KEY: metadata})
-        result = self.kernel.run_step(cell, max(1.0, loop.remaining()))
+        # Kept from the start: interrupted, it shows what it printed and its KeyboardInterrupt.
         self.cells.append(cell)
+        self.doing = f"running cell {len(self.kernel.nb.cells) + 1}"
+        result = self.kernel.run_step(cell, max(1.0, loop.remaining()))
+        self.ran += 1
         return result
 
     def _answer_cell(self, question: str, answer: str) -> Any:
+        return self._markdown_cell(question, answer.strip())
+
+    def note_cell(self, question: str, note: str) -> Any:
+        """The markdown cell that ends a turn cut short: the question, then ``note`` in
+        italics; its metadata is an answer's with ``status: "stopped"``, as the chat history
+        records a stopped reply."""
+        return self._markdown_cell(question, f"*{note}*", status="stopped")
+
+    def _markdown_cell(self, question: str, text: str, **extra: str) -> Any:
         import nbformat
 
         quoted = "\n".join(f"> {line}" for line in question.strip().splitlines())
@@ -267,9 +332,10 @@ class _Turn:
             "created": utc_now_iso(),
             "chat_id": self.chat_id,
             "message_id": self.message_id,
+            **extra,
         }
         return nbformat.v4.new_markdown_cell(
-            source=f"{quoted}\n\n{answer.strip()}", metadata={METADATA_KEY: metadata}
+            source=f"{quoted}\n\n{text}", metadata={METADATA_KEY: metadata}
         )
 
 
@@ -282,17 +348,54 @@ def _ensure_cell_ids(nb: Any) -> None:
     ensure(nb)
 
 
-def write_atomically(nb: Any, path: str) -> None:
-    """Write ``nb`` to ``path`` through a temporary file and a rename: never half a file."""
-    import nbformat
+def _interrupted_note(signum: int, doing: str, *, ran: int, kept: bool) -> str:
+    """One line: which signal, what it interrupted (after how many steps), what did not run.
+    ``kept``: some cell ran, if only in part (the one running when the signal came)."""
+    said = f"Interrupted ({_signal_name(signum)}) while {doing}"
+    if not kept:
+        return f"{said}; no step ran."
+    if ran:
+        said += f", after {ran} step{'s' if ran != 1 else ''}"
+    return f"{said}; the remaining steps did not run."
 
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+
+def _signal_name(signum: int) -> str:
     try:
-        nbformat.write(nb, tmp)
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+class _StopSignals:
+    """``signals`` during a run: the first raises ``KeyboardInterrupt`` where the run is (the
+    model call, a cell, the kernel starting) until :meth:`disarm`; every later one, and any
+    after ``disarm``, is only noted, so the wind-down (interrupting the cell, shutting the
+    kernel down, writing the file) is never cut short. Only the main thread can set signal
+    handlers; elsewhere this does nothing."""
+
+    def __init__(self, signals: Sequence[int]) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        self.signals = tuple(signals) if main else ()
+        #: The first signal received, if any.
+        self.received: int | None = None
+        self._armed = True
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopSignals:
+        for signum in self.signals:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def disarm(self) -> None:
+        """From now on signals are only noted."""
+        self._armed = False
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.received is None:
+            self.received = signum
+            if self._armed:
+                raise KeyboardInterrupt

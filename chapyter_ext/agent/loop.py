@@ -8,7 +8,8 @@ read a cell, list the variables) and reports the result with :meth:`AgentLoop.on
 :class:`Finish` or a :class:`Halt`::
 
     loop = AgentLoop(question=q, context=ctx, history=[], tools=True, images=False,
-                     policy="risky", limits=AgentLimits())
+                     policy="risky", limits=AgentLimits(),
+                     known_functions=defined_functions(cells_that_ran))
     while True:
         halt = loop.halt()              # a cap hit, or the same code failed twice
         if halt: break
@@ -22,21 +23,24 @@ read a cell, list the variables) and reports the result with :meth:`AgentLoop.on
 Every step (runs and reads alike) counts against ``limits.max_steps``; the turn's clock starts
 when the loop is made. What the model sees of a result is built by :mod:`.observe`, within
 ``limits.result_chars`` and redacted; whether a run needs the user's approval by :mod:`.policy`.
+Under policy ``risky`` the notebook's own functions (``known_functions``: defined by cells that
+ran, so consented to) may be called unasked, and so may those a step of the turn defines once it
+ran; a step that rebinds such a name makes it unknown again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
+from ..policy import MAGIC_CALL, approval, bound_names, defined_functions
 from ..prompts import build_messages
 from ..redact import Redactor
 from . import prompts as agent_prompts
 from .observe import observe, outcome
-from .policy import MAGIC_CALL, approval
 from .tools import (
     LIST_VARIABLES,
     READ_CELL,
@@ -236,12 +240,15 @@ class AgentLoop:
         limits: AgentLimits,
         clock: Callable[[], float] = time.monotonic,
         redactor: Redactor | None = None,
+        known_functions: Iterable[str] = (),
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         self.tools = tools
         self.images = images
         self.policy = policy
+        #: The notebook's functions and classes the policy lets steps call (see the docstring).
+        self.known_functions = set(known_functions)
         self.limits = limits
         self.redact = redactor if redactor is not None else Redactor()
         self._clock = clock
@@ -337,7 +344,7 @@ class AgentLoop:
                 answer = step.prose if step is not None else without_thinking(text)
                 if not answer:
                     return self._end(Halt("The model ended the turn without an answer."))
-                return self._end(Finish(answer))
+                return self._end(Finish(self.redact(answer)))
             kind, code, purpose, cell = RUN_CODE, step.code, step.prose, ""
             calls = [ToolCall(id="fenced", name=RUN_CODE, arguments={"code": code})]
         if self._count >= self.limits.max_steps:
@@ -348,8 +355,10 @@ class AgentLoop:
                 )
             )
         needs, reasons = False, ()  # type: tuple[bool, tuple[str, ...]]
+        # What is shown, approved and run is the redacted code, in every driver.
+        code = self.redact(code) if code else code
         if kind == RUN_CODE:
-            needs, found = approval(self.policy, code)
+            needs, found = approval(self.policy, code, known_functions=self.known_functions)
             if MAGIC_CALL in found:
                 return self._end(
                     Halt("The model's code calls %ai (it would ask the model again); not run.")
@@ -397,6 +406,9 @@ class AgentLoop:
         record.execution_count = result.execution_count
         record.status = "error" if result.failed else "ok"
         record.outcome = outcome(result, self.redact)
+        # What the step defined is the notebook's now; a name it rebound is no longer known.
+        self.known_functions -= bound_names(record.code)
+        self.known_functions |= defined_functions([record.code])
         if result.failed:
             digest = _code_hash(record.code)
             if digest == self._last_failed:

@@ -1,8 +1,10 @@
 """The notebook's kernel for a headless agent turn, through nbclient: rebuild the state, run
-each step's cell with its figure digests read in the same request, evaluate expressions."""
+each step's cell with its figure digests read in the same request, evaluate expressions, and
+shut down cleanly even when a Ctrl-C cut a cell short."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import math
@@ -18,6 +20,11 @@ _CONTEXT_EXPRESSION = (
     "__import__('chapyter_ext.context', fromlist=['kernel_context'])"
     ".kernel_context(get_ipython(), budget={budget}, request={request})"
 )
+
+
+#: How long a cell cut short by Ctrl-C may take to answer the kernel's interrupt (its
+#: ``KeyboardInterrupt`` then shows in its outputs) before the kernel is shut down anyway.
+SETTLE_SECONDS = 3.0
 
 
 class KernelRunError(Exception):
@@ -42,8 +49,13 @@ class NotebookKernel:
             resources={"metadata": {"path": cwd}},
         )
         self._stack = contextlib.ExitStack()
+        #: A cell is running in the kernel (so a cut-short wait means interrupting it).
+        self._running = False
+        self._closed = False
 
-    def __enter__(self) -> NotebookKernel:
+    def start(self) -> NotebookKernel:
+        """Start the kernel and run the notebook's code cells; :class:`KernelRunError` if that
+        fails. Interrupted (``KeyboardInterrupt``), it shuts the kernel down and re-raises."""
         from nbclient.exceptions import DeadKernelError
 
         try:
@@ -52,19 +64,43 @@ class NotebookKernel:
             self._stack.enter_context(self.client.setup_kernel(stderr=subprocess.DEVNULL))
             for index, cell in enumerate(self.nb.cells):
                 if cell.cell_type == "code":
-                    self.client.execute_cell(cell, index)
+                    self._execute(cell, index)
         except DeadKernelError:
-            self._stack.close()
+            self.close()
             raise KernelRunError("the kernel died while the notebook's cells ran.") from None
         except Exception as err:
-            self._stack.close()
+            self.close()
             raise KernelRunError(f"cannot run the notebook: {_one_line(err)}") from None
+        except BaseException:
+            self.close()
+            raise
         # Silent: no execution count, no history; a kernel without chapyter_ext just has none.
         self._evaluate(figures.INSTALL_CODE, {})
         return self
 
+    def close(self) -> None:
+        """Shut the kernel down (once). After a ``KeyboardInterrupt`` cut a call short, the
+        kernel is interrupted first (Ctrl-C reached this process only: the kernel runs in a
+        session of its own) and the cell's reply awaited for up to ``SETTLE_SECONDS``, so the
+        cell keeps what it printed and its ``KeyboardInterrupt``."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._settle()
+        finally:
+            self._stack.close()
+            # Interrupted while it started, the kernel was not yet in the stack's care (a
+            # clean shutdown leaves no manager behind); this is what that care would run.
+            if self.client.km is not None:
+                with contextlib.suppress(Exception):
+                    self.client._cleanup_kernel()
+
+    def __enter__(self) -> NotebookKernel:
+        return self.start()
+
     def __exit__(self, *exc_info: object) -> None:
-        self._stack.close()
+        self.close()
 
     def context(self, budget: int, request: str | None = None) -> str:
         """The kernel's context (variables, recent cells, last error), as ``%%ai`` builds it,
@@ -99,7 +135,7 @@ class NotebookKernel:
         client.on_cell_executed = keep_reply
         client.timeout = _whole_seconds(min(self.timeout, seconds))
         try:
-            client.execute_cell(cell, index)
+            self._execute(cell, index)
         except DeadKernelError:
             return StepResult(cell_id=cell.id, error="the kernel died while the cell ran")
         finally:
@@ -136,6 +172,42 @@ class NotebookKernel:
         for out in cell.get("outputs", []):
             lines.append(_output_text(out))
         return "\n".join(line for line in lines if line)
+
+    def _execute(self, cell: Any, index: int) -> None:
+        self._running = True
+        try:
+            self.client.execute_cell(cell, index)
+        except KeyboardInterrupt:
+            raise  # the cell runs on in the kernel: close() interrupts it
+        except BaseException:
+            self._running = False
+            raise
+        self._running = False
+
+    def _settle(self) -> None:
+        """Finish what a ``KeyboardInterrupt`` left in nbclient's event loop: interrupt the
+        running cell and wait for its reply (bounded), cancel the rest."""
+        from jupyter_core.utils import ensure_async, ensure_event_loop
+
+        # nbclient's synchronous calls all run on this thread's loop (jupyter_core's run_sync).
+        loop = ensure_event_loop()
+        pending = asyncio.all_tasks(loop)
+        if not pending:
+            return
+        km = self.client.km
+        if self._running and km is not None:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(ensure_async(km.interrupt_kernel()))
+                loop.run_until_complete(asyncio.wait(pending, timeout=SETTLE_SECONDS))
+        left = [task for task in pending if not task.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        for task in pending:  # read every outcome, so none is logged as never retrieved
+            if not task.cancelled():
+                task.exception()
+        self._running = False
 
     def _evaluate(self, code: str, expressions: dict[str, str]) -> dict[str, Any]:
         """Run ``code`` silently with ``expressions``; their values (None where they failed)."""

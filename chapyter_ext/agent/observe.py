@@ -4,7 +4,8 @@
 one text part (stdout and stderr, the ``text/plain`` of results and displays, the error's name,
 message and only the traceback frames of the user's own code, ANSI codes stripped, redacted,
 trimmed to the budget), then, when the model accepts images, one image part per figure;
-otherwise the figures' text digests (built in the kernel by :mod:`.figures`) are in the text.
+otherwise the figures' text digests (built in the kernel by :mod:`.figures`, redacted here like
+the outputs: both drivers' results pass this one place) are in the text.
 :func:`outcome` is the one line the chat shows for the step.
 """
 
@@ -177,9 +178,9 @@ def observe(
             f"[{n} figure{'s' if n != 1 else ''}: attached as image{'s' if n != 1 else ''}]"
         )
     elif result.figures:
-        sections.append(
-            "\n".join(describe_figure(d, i) for i, d in enumerate(result.figures, 1) if d)
-        )
+        # Titles, labels and legends are the user's text (or a model's): redacted like outputs.
+        digests = "\n".join(describe_figure(d, i) for i, d in enumerate(result.figures, 1) if d)
+        sections.append(redact(digests[: budget + redact.margin]))
     elif _images(result):
         sections.append("[a figure was shown; no description of it is available]")
     body = "\n".join(s for s in sections if s.strip()) or "(the cell ran without output)"

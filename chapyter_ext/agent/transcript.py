@@ -6,12 +6,18 @@ calls not carried out say so, as OpenAI requires an answer to each), then the fi
 latest step as image parts in a user message. The fenced protocol: the assistant's reply as
 text (a tool call made before the switch reads as a fenced block) and the result as a user
 message. Only the latest step's images are sent again.
+
+A result is what the kernel printed or a cell holds: untrusted text. A tool message is its own
+message, which no text can end; in the fenced protocol the result is wrapped in
+``<tool-result>`` (escaped, :func:`chapyter_ext.prompts.data_block`), so that no output can end
+it and pass for the user's next words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..prompts import data_block, fenced
 from .tools import RUN_CODE, ToolCall, assistant_message, call_arg, tool_message
 
 
@@ -78,12 +84,14 @@ def render(exchange: Exchange, *, tools: bool, latest: bool) -> list[dict]:
     text = exchange.text
     for call in [] if exchange.fenced else exchange.calls[:1]:
         if call.name == RUN_CODE:
-            text = f"{text}\n\n```python\n{call_arg(call, 'code')}\n```".strip()
+            text = f"{text}\n\n{fenced(call_arg(call, 'code'))}".strip()
         else:
             text = f"{text}\n\n({call.name} {call_arg(call, 'cell')})".strip()
     out = [{"role": "assistant", "content": text}]
     for answer in list(exchange.answers.values())[:1]:
-        shown = _FENCED_INTRO.get(answer.kind, "") + answer.text
+        lead = _FENCED_INTRO.get(answer.kind)
+        # Ours (a skipped step) as it is; what the kernel said, as data.
+        shown = lead + data_block("tool-result", answer.text) if lead else answer.text
         if answer.kind == "ran":
             shown += _FENCED_NEXT
         if answer.images and latest:

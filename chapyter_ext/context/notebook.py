@@ -284,3 +284,16 @@ def _variables(value: Any) -> tuple[VariableSummary, ...]:
         detail = VarFacts.from_json(name, kind, summary, item) if "facts" in item else None
         out.append(VariableSummary(name=name, type=kind, summary=summary, detail=detail))
     return tuple(out)
+
+
+def user_functions(context: Any) -> frozenset[str]:
+    """The functions and classes a snapshot's kernel holds that the user's own cells defined
+    (module ``__main__``, not imported): a cell the user ran made them, so the run policy lets
+    model code call them unasked. Not a snapshot, or no variables: none."""
+    if not isinstance(context, NotebookSnapshot) or context.variables is None:
+        return frozenset()
+    return frozenset(
+        v.name
+        for v in context.variables
+        if v.type in ("function", "class") and not v.summary.endswith("(imported)")
+    )

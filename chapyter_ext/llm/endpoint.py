@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ..config import Chapyter
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Endpoint:
     """Where and how to ask: an OpenAI-compatible base URL, a key and sampling settings."""
 
@@ -35,6 +35,14 @@ class Endpoint:
             timeout=settings.timeout,
             max_retries=settings.max_retries,
             extra_headers=tuple(sorted(settings.extra_headers.items())),
+        )
+
+    def __repr__(self) -> str:
+        # Never the key, the header values or the password of a user:password@ URL.
+        return (
+            f"Endpoint(host={self.host!r}, model={self.model!r}, "
+            f"temperature={self.temperature!r}, max_tokens={self.max_tokens!r}, "
+            f"timeout={self.timeout!r}, max_retries={self.max_retries!r})"
         )
 
     @property

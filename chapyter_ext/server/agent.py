@@ -26,6 +26,7 @@ from ..agent.loop import (
     RunCode,
     StepResult,
 )
+from ..context.notebook import user_functions
 from ..llm import LLMError, astream_step
 from ..redact import one_line, redact_traceback
 from .agent_protocol import AgentRequest, StepAnswer
@@ -404,6 +405,7 @@ class AgentService:
                 policy=policy,
                 limits=limits,
                 redactor=self.redact,
+                known_functions=user_functions(request.chat.context),
             )
             return AgentTurn(self, setup, loop, policy=policy, capabilities=found)
 

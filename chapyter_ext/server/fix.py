@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..context.notebook import user_functions
 from ..endpoints import ModelRegistry
 from ..fixes import FixRequest, build_fix_messages, parse_fix_answer, restore_secrets
 from ..llm import LLMError, astream
+from ..policy import hold_reason
 from ..prompts import NoCodeError
 from .chat import ChatError, ChatService, assemble_context, parse_context
 
@@ -29,9 +31,12 @@ def parse_fix_request(body: Any) -> FixRequest:
 
 
 async def propose_fix(
-    request: FixRequest, *, registry: ModelRegistry, chat: ChatService
+    request: FixRequest, *, registry: ModelRegistry, chat: ChatService, run_policy: str = "never"
 ) -> dict[str, Any]:
-    """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256"}``.
+    """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256", "hold"}``.
+
+    ``hold``: why the proposal must not be offered as "Accept and run" under ``run_policy``
+    (``Chapyter.run_policy``), one line, or None.
 
     Raises :class:`ChatError` (unknown model: ``not_found``) or :class:`LLMError` (the model
     failed, took longer than the chat's time limit, or answered without code: ``no_code``).
@@ -70,7 +75,9 @@ async def propose_fix(
             "no_code", "The model's answer holds no code to put in the cell; try again."
         ) from None
     target = next(c for c in (request.cell, *request.related) if c.id == proposal.cell_id)
-    code, lost = restore_secrets(proposal.code, target.source, chat.redact)
+    # The model's code is redacted like everything it says (a key it echoes, whole or in
+    # part); only the lines it kept from the user's own cell come back as the user wrote them.
+    code, lost = restore_secrets(chat.redact(proposal.code), target.source, chat.redact)
     explanation = chat.redact(proposal.explanation)
     if lost:
         note = "A secret in this cell was sent as <redacted>: put it back before running it."
@@ -82,4 +89,5 @@ async def propose_fix(
         "model": endpoint.model,
         "kind": request.mode,
         "request_sha256": request.request_sha256,
+        "hold": hold_reason(run_policy, code, known_functions=user_functions(request.context)),
     }

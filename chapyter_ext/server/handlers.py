@@ -5,6 +5,12 @@ Every error leaves as ``{"error": {"kind", "message"}}`` with a fitting status, 
 is read in one place too: :meth:`ChapyterHandler.json_body` bounds a body's size and nesting and
 repairs invalid Unicode, :meth:`ChapyterHandler.notebook_argument` reads a query's notebook path
 the same way, so no route meets a ``RecursionError`` or a lone surrogate further in.
+
+Bodies are streamed (``@stream_request_body``), so nothing is read before
+:meth:`ChapyterHandler.prepare` has run on the headers alone: a request without a user is
+refused there (403), a declared ``Content-Length`` above the route's ``max_body_bytes`` too
+(413), and a chunked body is cut off (413) as soon as it grows past it. The connection is then
+closed, unread.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ STATUS_KIND = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    # Too large is one more body the server refused: the browser reads it as it reads a 400
+    # (the agent's runner then reports a step result that could not be sent).
+    413: "bad_request",
     429: "busy",
 }
 HEARTBEAT_SECONDS = 15.0
@@ -87,8 +96,18 @@ def parse_json_body(raw: bytes, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
     return _repaired(body)
 
 
+def body_too_large(limit: int) -> tornado.web.HTTPError:
+    """The 413 of a body above ``limit`` bytes (the same words as :func:`parse_json_body`)."""
+    return tornado.web.HTTPError(413, f"The body is larger than {limit} bytes.")
+
+
+@tornado.web.stream_request_body
 class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
-    """Base of every chapyter-ext handler: shared services, bounded input, JSON errors."""
+    """Base of every chapyter-ext handler: shared services, bounded input, JSON errors.
+
+    The body streams in through :meth:`data_received` once :meth:`prepare` has accepted the
+    headers (see the module); a verb reads it with :meth:`json_body`.
+    """
 
     @property
     def app(self) -> ChapyterExtApp:
@@ -118,12 +137,49 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
 
     #: The largest body this route reads (a route with PNGs in its body allows more).
     max_body_bytes = MAX_BODY_BYTES
+    #: Body bytes received so far (never more than ``max_body_bytes``).
+    _body: bytearray | None = None
+
+    async def prepare(self) -> None:  # type: ignore[override]  # as APIHandler's own
+        """Decide on the headers alone, before any of the body is read.
+
+        jupyter_server's own ``prepare`` comes first, in its order: host check, who the user
+        is, CORS, XSRF for other verbs than GET/HEAD/OPTIONS (the ``X-XSRFToken`` header or a
+        token: a streamed body is never searched for an ``_xsrf`` form field), then 403 for
+        no user when the server requires one. Every verb here needs a user even where the
+        server allows anonymous access elsewhere, and ``@authenticated`` on a verb only runs
+        after the body: so no user is a 403 here (a CORS preflight, ``OPTIONS``, is marked
+        ``@allow_unauthenticated`` by jupyter_server and passes). Then the declared size.
+        """
+        await super().prepare()
+        if self._finished:
+            return
+        verb = getattr(self, (self.request.method or "").lower(), None)
+        if not self.current_user and not getattr(verb, "__allow_unauthenticated", False):
+            raise tornado.web.HTTPError(403)
+        self._body = bytearray()
+        declared = self.request.headers.get("Content-Length", "")
+        # A malformed length is tornado's to refuse (400) when it reads the body.
+        if declared.strip().isdigit() and int(declared) > self.max_body_bytes:
+            raise body_too_large(self.max_body_bytes)
+
+    def data_received(self, chunk: bytes) -> None:
+        """Keep a piece of the body; past ``max_body_bytes``, answer 413 and stop reading."""
+        if self._body is None or self._finished:
+            return
+        if len(self._body) + len(chunk) > self.max_body_bytes:
+            self._body = None
+            err = body_too_large(self.max_body_bytes)
+            self.log_exception(type(err), err, None)
+            self.send_error(413, exc_info=(type(err), err, None))
+            return
+        self._body.extend(chunk)
 
     def json_body(self) -> dict[str, Any]:
         """The request body as a JSON object (bounded, Unicode repaired), or a 400."""
         body = getattr(self, "_json_body", None)
         if body is None:
-            raw = self.request.body or b""
+            raw = bytes(self._body or b"")
             body = self._json_body = parse_json_body(raw, self.max_body_bytes)
         return body
 
@@ -361,10 +417,14 @@ class FixHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     async def post(self) -> None:
-        """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256"}`` (see
-        ``server/fix.py``); a model failure is a 502 with its one line, no code ``no_code``."""
+        """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256", "hold"}``
+        (see ``server/fix.py``); a model failure is a 502 with its one line, no code
+        ``no_code``."""
         request = parse_fix_request(self.json_body())
-        self.reply(await propose_fix(request, registry=self.models, chat=self.chat))
+        policy = str(self.app.agent.settings.run_policy)
+        self.reply(
+            await propose_fix(request, registry=self.models, chat=self.chat, run_policy=policy)
+        )
 
 
 class HistoryHandler(ChapyterHandler):

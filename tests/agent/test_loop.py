@@ -280,6 +280,39 @@ def test_policy_decides_approval(policy, code, needs):
     assert bool(action.reasons) == (code != "x = 1")
 
 
+def test_risky_lets_the_notebooks_own_functions_run():
+    code = "clean(df)\nsummarize(df)"
+    assert make(policy="risky").on_reply("", [run_code(code)]).needs_approval is True
+    loop = make(policy="risky", known_functions=["clean", "summarize"])
+    action = loop.on_reply("", [run_code(code)])
+    assert isinstance(action, RunCode) and not action.needs_approval and action.reasons == ()
+
+
+def test_functions_a_step_defines_are_known_once_it_ran():
+    loop = make(policy="risky", known_functions={"report"})
+    a = loop.on_reply("", [run_code("def norm(s):\n    return s / s.sum()", "c1")])
+    assert not a.needs_approval
+    loop.on_result(a.step_id, printed(""))
+    assert loop.known_functions == {"report", "norm"}
+    b = loop.on_reply("", [run_code("norm(x)", "c2")])
+    assert not b.needs_approval
+    # A step that rebinds a known name (approved by the user) makes it unknown again.
+    loop.on_result(b.step_id, printed("", 2))
+    c = loop.on_reply("", [run_code("report = df.to_csv", "c3")])
+    assert c.needs_approval
+    loop.on_result(c.step_id, printed("", 3))
+    d = loop.on_reply("", [run_code("report('out.csv')", "c4")])
+    assert d.needs_approval and loop.known_functions == {"norm"}
+
+
+def test_a_skipped_step_defines_nothing():
+    loop = make(policy="risky")
+    a = loop.on_reply("", [run_code("import os\ndef wipe():\n    os.remove('x')", "c1")])
+    assert a.needs_approval
+    loop.on_skipped(a.step_id)
+    assert loop.on_reply("", [run_code("wipe()", "c2")]).needs_approval
+
+
 def test_an_empty_final_reply_halts():
     assert make().on_reply("  ", []) == Halt("The model ended the turn without an answer.")
 

@@ -90,4 +90,6 @@ def test_fenced_mode_on_the_wire(fake_openai: FakeOpenAIServer):
     assert all("tools" not in r.body for r in fake_openai.requests)
     last = fake_openai.requests[-1].messages[-1]
     assert last["role"] == "user"
-    assert last["content"].startswith("The output of the code you ran:\n42\n\n(Reply with one")
+    assert last["content"].startswith(
+        "The output of the code you ran:\n<tool-result>\n42\n</tool-result>\n\n(Reply with one"
+    )

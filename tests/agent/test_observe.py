@@ -187,3 +187,15 @@ def test_outcome_of_a_display():
         outputs=[{"output_type": "display_data", "data": {"text/plain": "region  total\n..."}}]
     )
     assert outcome(shown) == "displayed region total"
+
+
+def test_a_key_in_a_figure_digest_is_redacted_also_in_part():
+    # Issue 20 §3: titles, labels and legends are text like any output.
+    digest = {
+        "suptitle": f"run with {KEY}",
+        "axes": [{"title": f"key ends {KEY[-10:]}", "legend": [KEY[8:20]], "series": []}],
+    }
+    result = StepResult(figures=[digest])
+    text = text_of(observe(result, images=False, redactor=Redactor([KEY])))
+    assert "Figure 1" in text and text.count("<redacted>") == 3
+    assert KEY not in text and KEY[-10:] not in text and KEY[8:20] not in text

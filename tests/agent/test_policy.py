@@ -1,20 +1,30 @@
-"""The approval policy: what classify finds in code (from the AST and IPython syntax)."""
+"""The approval policy: what classify finds in code (from the AST and IPython syntax).
+
+Under ``risky`` code runs unasked only when it is proven to compute, read and plot; the
+disguised and everyday cases are in ``tests/vectors/policy_corpus.json`` (test_policy_corpus.py).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from chapyter_ext.agent.policy import (
+from chapyter_ext.policy import (
     DELETES,
+    DYNAMIC,
     INSTALLS,
     MAGIC_CALL,
     NETWORK,
     OTHER_CODE,
+    PROCESSES,
     SHELL,
+    STATE,
+    UNPROVEN,
     VARIABLES,
     WRITES,
     approval,
+    bound_names,
     classify,
+    defined_functions,
     needs_approval,
 )
 
@@ -67,6 +77,16 @@ TABLE = [
     ("%some_unknown_magic x", [OTHER_CODE]),
     ("%%ai\nplot it", [MAGIC_CALL]),
     ("%ai status", [MAGIC_CALL]),
+    # reached at run time, the session changed, processes
+    ("getattr(df, 'to_' + kind)", [DYNAMIC]),
+    ("x.__dict__['a']", [DYNAMIC]),
+    ("ip = get_ipython()", [DYNAMIC]),
+    ("import os\nos.environ['KEY'] = 'x'", [STATE]),
+    ("%cd /tmp", [STATE]),
+    ("import os\nos.kill(1, 9)", [PROCESSES]),
+    ("import pickle\npickle.loads(blob)", [OTHER_CODE]),
+    ("import numpy as np\nnp.load('a.npy', allow_pickle=True)", [OTHER_CODE]),
+    ("from IPython.display import HTML\nHTML('<script>x()</script>')", [OTHER_CODE]),
 ]
 
 HARMLESS = [
@@ -120,6 +140,92 @@ def test_reasons_name_the_code_as_written():
 def test_several_findings_in_order_without_repeats():
     code = "import requests\n!pip install x\nos.remove('a')\nos.remove('a')"
     assert categories(code) == [NETWORK, INSTALLS, DELETES]
+
+
+# Proven safe: pandas, numpy, plotting, reading local files, the cell's own functions.
+PROVEN = [
+    "df.groupby('a').sum()",
+    "import pandas as pd\ndf = pd.read_parquet('x.parquet')\ndf.describe()",
+    "import numpy as np\nX = np.load('x.npy')\nnp.linalg.norm(X, axis=1)",
+    "from pathlib import Path\ntext = Path('a.txt').read_text()",
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.hist(x)\nplt.show()",
+    "def norm(s):\n    return (s - s.mean()) / s.std()\n\ndf['z'] = norm(df['v'])",
+    "cols = list(df.columns)\ncols.remove('id')",
+    "%timeit np.sum(a)",
+    "df.agg(total=('sales', 'sum'))",
+    "df.query('price > @limit')",
+]
+
+
+@pytest.mark.parametrize("code", PROVEN)
+def test_proven_code_runs_unasked(code):
+    assert classify(code) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        ("r = cleanup\nr('data')", "calls `r`, which is not known to be safe"),
+        ("result = frobnicate(df)", "calls `frobnicate`, which is not known to be safe"),
+        ("import mylib", "imports `mylib`, which is not known to be safe"),
+        ("df['a'].apply(helper)", "calls `helper`, which is not known to be safe"),
+        ("fs.remove('bucket/key')", "deletes files: fs.remove('bucket/key')"),
+        ("x.write('a')", "writes files: x.write('a')"),
+        ("p.unlink()", "deletes files: p.unlink()"),
+        ("f.to_csv('p')", "writes files: f.to_csv('p')"),
+        ("conn.execute('DROP TABLE t')", "runs other code: conn.execute('DROP TABLE t')"),
+        ("s.send(b'x')", "opens the network: s.send(b'x')"),
+        ("import shutil\nr = shutil.rmtree", "deletes files: shutil.rmtree"),
+        ("exec('1')", "runs other code: exec('1')"),
+        ("def f():\n    os.remove('x')", "deletes files: os.remove('x')"),  # never called
+    ],
+)
+def test_reasons_name_the_cause_in_one_line(code, says):
+    reasons = classify(code)
+    assert says in reasons
+    assert all("\n" not in reason for reason in reasons)
+
+
+def test_a_known_function_may_be_called():
+    code = "df['name'] = df['name'].apply(clean_name)\nsummary = report(df)"
+    assert classify(code) == ["calls `clean_name`, which is not known to be safe"]
+    assert classify(code, known_functions={"clean_name", "report"}) == []
+    assert approval("risky", code, known_functions=["clean_name", "report"]) == (False, [])
+    # Rebound in the cell, the name is no longer the notebook's function.
+    rebound = "import os\nreport = os.remove\nreport('x')"
+    assert classify(rebound, known_functions={"report"})[0].startswith(DELETES)
+    # The timed code of a magic sees the cell's own functions too.
+    assert classify("def f(x):\n    return x\n\n%timeit f(3)") == []
+
+
+def test_unproven_reasons_are_their_own_category():
+    (reason,) = classify("frobnicate()")
+    assert reason.endswith(UNPROVEN) and ":" not in reason
+
+
+def test_defined_functions_reads_the_cells_top_level():
+    sources = [
+        "import pandas as pd\n\ndef clean(df):\n    def inner():\n        pass\n    return df",
+        "%matplotlib inline\nclass Report:\n    def show(self):\n        pass",
+        "square = lambda x: x * x\nif True:\n    def maybe():\n        pass",
+        "def broken(:\n",  # does not parse: skipped
+        "x = 1",
+    ]
+    assert defined_functions(sources) == {"clean", "Report", "square", "maybe"}
+    assert defined_functions([]) == frozenset()
+
+
+def test_bound_names_are_every_name_a_step_may_rebind():
+    code = "import numpy as np\nfrom os import path\nx, (y, *z) = 1, (2, 3)\nfor i in r: pass\n"
+    code += "def f():\n    global g\n    g = 1\nclass C: pass\ndel w"
+    assert bound_names(code) == {"np", "path", "x", "y", "z", "i", "f", "g", "C", "w"}
+    assert bound_names("x = (") == frozenset()
+
+
+def test_code_too_deep_to_check_asks_and_defines_nothing():
+    code = "x = " + " + ".join(["a"] * 3000)  # Python's own parser gives up
+    assert classify(code) == ["nests too deeply to check, so it is not known to be safe"]
+    assert defined_functions([code]) == bound_names(code) == frozenset()
 
 
 def test_needs_approval_per_policy():

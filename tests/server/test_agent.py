@@ -191,6 +191,46 @@ async def test_the_default_policy_comes_from_the_settings(browser, fake, get_jso
     assert config["agent"]["policy"] == "never"
 
 
+def notebook_snapshot(variables: list[dict[str, str]] | None) -> dict[str, Any]:
+    """A notebook whose cell above the active one defines ``clean`` (and ``wipe``, imported)."""
+    above = "def clean(df):\n    return df.dropna()\n\ndef wipe(p):\n    pass"
+    return {
+        "path": NOTEBOOK,
+        "cell_count": 2,
+        "active": {"index": 1, "type": "code", "source": ""},
+        "above": [{"index": 0, "type": "code", "source": above}],
+        "variables": variables,
+    }
+
+
+@pytest.mark.parametrize(
+    ("variables", "needs"),
+    [
+        ([{"name": "clean", "type": "function", "summary": "clean(df)"}], False),
+        ([{"name": "clean", "type": "function", "summary": "posix.remove (imported)"}], True),
+        ([], True),  # the cell did not run
+        (None, True),  # the kernel could not tell
+    ],
+)
+async def test_risky_lets_functions_of_cells_that_ran_run(browser, fake, variables, needs):
+    fake.script(Reply(tool_calls=[run_code("clean(df)")]), Reply(content="done"))
+    body = agent_body(policy="risky", context=notebook_snapshot(variables))
+    await browser.run(body, lambda step: stdout("ok\n"))
+    step = browser.steps()[0]
+    assert step["needs_approval"] is needs
+    assert step["reasons"] == (["calls `clean`, which is not known to be safe"] if needs else [])
+
+
+async def test_risky_lets_a_function_an_earlier_step_defined_run(browser, fake):
+    fake.script(
+        Reply(tool_calls=[run_code("def norm(s):\n    return s / s.sum()")]),
+        Reply(tool_calls=[run_code("norm(x)")]),
+        Reply(content="done"),
+    )
+    await browser.run(agent_body(policy="risky"), lambda step: stdout("ok\n"))
+    assert [step["needs_approval"] for step in browser.steps()] == [False, False]
+
+
 async def test_a_skipped_step_is_told_to_the_model(browser, fake):
     fake.script(Reply(tool_calls=[run_code("import shutil; shutil.rmtree('/')")]), "ok, not run")
     reader = await browser.run(agent_body(), lambda step: {"status": "skipped"})

@@ -57,7 +57,7 @@ async def test_bad_results_are_one_line_errors_and_the_turn_goes_on(
     await refused({**ids, "status": "ran", "result": {"images": [huge]}}, 400)
     monkeypatch.setattr(handlers_module.AgentResultHandler, "max_body_bytes", 2000)
     big = {**ids, **stdout("x" * 5000)}
-    assert "larger than 2000 bytes" in await refused(big, 400)
+    assert "larger than 2000 bytes" in await refused(big, 413)
     monkeypatch.undo()
 
     assert not browser.task.done()  # the turn waits on

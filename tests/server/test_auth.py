@@ -7,7 +7,10 @@ import json
 import pytest
 
 from chapyter_ext import __version__
+from chapyter_ext.server.complete_handlers import completion_handlers
 from chapyter_ext.server.handlers import handlers
+
+ROUTES = handlers() + completion_handlers()
 
 ENDPOINTS = [
     ("GET", "chapyter-ext/config", None),
@@ -34,18 +37,17 @@ ENDPOINTS = [
     ("GET", "chapyter-ext/history?notebook=a.ipynb", None),
     ("DELETE", "chapyter-ext/history?notebook=a.ipynb", None),
     ("POST", "chapyter-ext/history/new", {"notebook": "a.ipynb"}),
+    ("POST", "chapyter-ext/complete", {"prefix": "x = ", "suffix": ""}),
 ]
 
 
 def test_every_route_is_covered_here():
-    assert {pattern for pattern, _ in handlers()} == {
-        path.split("?")[0] for _, path, _ in ENDPOINTS
-    }
+    assert {pattern for pattern, _ in ROUTES} == {path.split("?")[0] for _, path, _ in ENDPOINTS}
 
 
 def test_every_verb_is_authenticated(jp_serverapp):
     # The same check the server runs at startup (and warns about); empty means all covered.
-    for pattern, handler in handlers():
+    for pattern, handler in ROUTES:
         assert jp_serverapp.web_app._check_handler_auth(pattern, handler) == []
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from chapyter_ext.context import redact
+from chapyter_ext.redact import REDACTED
 from chapyter_ext.server import handlers as handlers_module
 from chapyter_ext.server.history import ChatHistoryStore
 from chapyter_ext.testing.openai_server import Reply
@@ -323,3 +324,55 @@ async def test_a_capable_model_keeps_the_full_chat_prompt(post_chat, fake):
     sent = fake.requests[-1]
     assert sent.messages[0] == {"role": "system", "content": CHAT_SYSTEM_PROMPT}
     assert sent.body["max_tokens"] == 2048
+
+
+# -- secrets in what the model says (issue 20 §3) ---------------------------------------------
+
+NAMED_KEY = "sk-named-ELSEWHERE-9f8e7d6c5b4a"
+
+
+def key_parts(secret: str, n: int = 8) -> list[str]:
+    """Runs of ``n`` characters of ``secret`` past its "sk-"-like prefix with a digit in them."""
+    core = secret.split("-", 2)[-1] if secret.startswith("sk-") else secret.split("-", 1)[1]
+    return [
+        core[i : i + n]
+        for i in range(len(core) - n + 1)
+        if any(c.isdigit() for c in core[i : i + n])
+    ]
+
+
+@pytest.mark.chapyter_config(
+    lambda fake: {
+        "ChapyterExtApp": {
+            "models": {
+                "shared": {"model": "fake-model"},
+                "elsewhere": {"base_url": f"http://localhost:{fake.port}/v1", "api_key": NAMED_KEY},
+            },
+        }
+    }
+)
+async def test_parts_of_keys_echoed_by_the_model_are_redacted_split_or_not(
+    post_chat, fake, secrets, history_dir
+):
+    # The model "remembers" keys: the configured one without its prefix, a header value's end,
+    # the other model's key: each arriving in 3-character pieces, across token boundaries.
+    key, header = secrets
+    answer = (
+        f"Your key is {key[3:]} (ending {key[-8:]}); the header ends {header[-10:]}.\n"
+        f"The other model's key ends with …{NAMED_KEY[-12:]}.\n"
+        "```python\n"
+        f'client = OpenAI(api_key="{REDACTED}")\n'
+        "```"
+    )
+    fake.script(Reply(content=answer, chunk_size=3))
+    _, reader = await post_chat(chat_body("what is my key?", model="shared"))
+    streamed = "".join(reader.tokens())
+    done = reader.first("done")["text"]
+    stored = "".join(p.read_text() for p in history_dir.rglob("*.json"))
+    for text in (streamed, done, stored):
+        for secret in (*secrets, NAMED_KEY):
+            assert not [part for part in key_parts(secret) if part in text], text
+    # The marker in a code block reaches the browser as the literal marker.
+    block = f'```python\nclient = OpenAI(api_key="{REDACTED}")\n```'
+    assert streamed.endswith(block) and done.endswith(block)
+    assert streamed == done

@@ -3,10 +3,13 @@
  * line of outcome, a "Cell N" link that scrolls to the cell and selects it, the code folded
  * away), a step waiting for approval with its code and Run / Edit / Skip, and "Undo this
  * turn". Nodes are kept per step and updated in place, so an edit in progress survives the
- * redraws of a streaming answer.
+ * redraws of a streaming answer. The code shown for approval is the string Run runs (as the
+ * cell will hold it, invisible characters shown), or the editor's text after Edit.
  */
 
 import { button, element } from '../chat/dom';
+import { cellCode } from '../contract';
+import { invisibleWarning, showCode } from '../untrusted/render';
 import type { IStepRecord } from '../chat/events';
 import type { IChatMessage } from '../chat/tokens';
 import { AgentController } from './controller';
@@ -95,8 +98,10 @@ class StepView {
       : 'The cell is no longer in the notebook';
     const approval = live && state === 'approval';
     this._code.hidden = !step.code || approval;
-    if (this._pre.textContent !== step.code) {
-      this._pre.textContent = step.code;
+    const code = cellCode(step.code);
+    if (this._shownCode !== code) {
+      this._shownCode = code;
+      showCode(this._pre, code);
     }
     if (approval && live) {
       this._drawApproval(step);
@@ -128,16 +133,20 @@ class StepView {
       }
       box.appendChild(list);
     }
+    // The one string shown and run: as the cell will hold it.
+    const code = cellCode(step.code);
     const pre = element('pre', 'jp-Chapyter-agentProposed', {
       'aria-label': 'Proposed code'
     });
-    pre.textContent = step.code;
+    if (showCode(pre, code)) {
+      box.appendChild(invisibleWarning());
+    }
     const editor = element('textarea', 'jp-Chapyter-agentEditor', {
       'aria-label': 'Code to run',
-      rows: String(Math.min(12, step.code.split('\n').length + 1)),
+      rows: String(Math.min(12, code.split('\n').length + 1)),
       spellcheck: 'false'
     });
-    editor.value = step.code;
+    editor.value = code;
     editor.hidden = true;
     const buttons = element('div', 'jp-Chapyter-agentButtons', {
       role: 'group',
@@ -167,7 +176,7 @@ class StepView {
     run.addEventListener('click', () =>
       this._host.decide(step.id, {
         run: true,
-        code: editor.hidden ? step.code : editor.value
+        code: editor.hidden ? code : editor.value
       })
     );
     edit.addEventListener('click', () => {
@@ -198,6 +207,7 @@ class StepView {
   private _pre: HTMLElement;
   private _approval: HTMLElement;
   private _cellId: string | null = null;
+  private _shownCode: string | null = null;
   private _approvalFor: string | null = null;
 }
 

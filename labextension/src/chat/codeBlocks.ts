@@ -1,6 +1,8 @@
 /**
- * The buttons under each code block of a rendered answer: Insert below, Insert and run, Copy.
- * They only report what was asked; the message view decides what that does.
+ * The buttons under each code block of a rendered answer: Insert below, Insert and run, Copy
+ * (and Apply to cell N). They are given the block's source from the Markdown lexer, never
+ * read from the page, so they act on exactly the code shown. They only report what was
+ * asked; the message view decides what that does.
  */
 
 import { addBelowIcon, copyIcon, runIcon } from '@jupyterlab/ui-components';
@@ -22,77 +24,69 @@ export interface ICodeBlockHandlers {
   reviewNote?: string | null;
 }
 
-/** Wrap every non-empty `<pre>` under `root` with a bar of code buttons. */
-export function addCodeButtons(
-  root: HTMLElement,
+/** The bar of buttons under a code block whose source is `code`; null for blank code. */
+export function codeButtons(
+  code: string,
   handlers: ICodeBlockHandlers
-): void {
-  const blocks = Array.from(root.querySelectorAll('pre'));
-  for (const pre of blocks) {
-    const code = (pre.querySelector('code') ?? pre).textContent ?? '';
-    if (!code.trim()) {
-      continue;
-    }
-    const bar = element('div', 'jp-Chapyter-codeActions', {
-      role: 'group',
-      'aria-label': 'Code actions'
-    });
-    const insert = button(
-      'jp-Chapyter-codeAction',
-      'Insert below',
-      'Insert below',
-      addBelowIcon,
-      'Insert this code in a new cell below the active cell'
-    );
-    const run = button(
-      'jp-Chapyter-codeAction',
-      'Insert and run',
-      'Insert and run',
-      runIcon,
-      'Insert this code below the active cell and run it'
-    );
-    const copy = button(
-      'jp-Chapyter-codeAction',
-      'Copy',
-      'Copy',
-      copyIcon,
-      'Copy this code to the clipboard'
-    );
-    insert.addEventListener('click', () => handlers.insert(code, false));
-    run.addEventListener('click', () => handlers.insert(code, true));
-    const review = handlers.reviewNote ?? null;
-    if (review) {
-      insert.title =
-        'Insert this code in a new cell below the active cell, to review and run';
-    }
-    copy.addEventListener('click', () => {
-      handlers.copy(code);
-      const text = copy.querySelector('.jp-Chapyter-chatButtonText');
-      if (text) {
-        text.textContent = 'Copied';
-        setTimeout(() => (text.textContent = 'Copy'), 1500);
-      }
-    });
-    bar.append(insert, ...(review ? [] : [run]), copy);
-    if (review) {
-      bar.appendChild(
-        element('span', 'jp-Chapyter-codeReviewNote', {}, review)
-      );
-    }
-    const offer = handlers.applyOffer?.(code);
-    if (offer) {
-      const apply = button(
-        'jp-Chapyter-codeAction jp-Chapyter-codeApply',
-        offer.label,
-        offer.label,
-        null,
-        'Show this code as a diff in that cell, to accept or reject'
-      );
-      apply.addEventListener('click', () => offer.apply());
-      bar.prepend(apply);
-    }
-    const wrapper = element('div', 'jp-Chapyter-codeBlock');
-    pre.replaceWith(wrapper);
-    wrapper.append(pre, bar);
+): HTMLElement | null {
+  if (!code.trim()) {
+    return null;
   }
+  const bar = element('div', 'jp-Chapyter-codeActions', {
+    role: 'group',
+    'aria-label': 'Code actions'
+  });
+  const insert = button(
+    'jp-Chapyter-codeAction',
+    'Insert below',
+    'Insert below',
+    addBelowIcon,
+    'Insert this code in a new cell below the active cell'
+  );
+  const run = button(
+    'jp-Chapyter-codeAction',
+    'Insert and run',
+    'Insert and run',
+    runIcon,
+    'Insert this code below the active cell and run it'
+  );
+  const copy = button(
+    'jp-Chapyter-codeAction',
+    'Copy',
+    'Copy',
+    copyIcon,
+    'Copy this code to the clipboard'
+  );
+  insert.addEventListener('click', () => handlers.insert(code, false));
+  run.addEventListener('click', () => handlers.insert(code, true));
+  const review = handlers.reviewNote ?? null;
+  if (review) {
+    insert.title =
+      'Insert this code in a new cell below the active cell, to review and run';
+  }
+  copy.addEventListener('click', () => {
+    handlers.copy(code);
+    const text = copy.querySelector('.jp-Chapyter-chatButtonText');
+    if (text) {
+      text.textContent = 'Copied';
+      setTimeout(() => (text.textContent = 'Copy'), 1500);
+    }
+  });
+  bar.append(insert, ...(review ? [] : [run]), copy);
+  if (review) {
+    bar.appendChild(element('span', 'jp-Chapyter-codeReviewNote', {}, review));
+  }
+  const offer = handlers.applyOffer?.(code);
+  if (offer) {
+    const apply = button(
+      'jp-Chapyter-codeAction jp-Chapyter-codeApply',
+      offer.label,
+      offer.label,
+      null,
+      'Show this code as a diff in that cell, to accept or reject'
+    );
+    apply.addEventListener('click', () => offer.apply());
+    bar.prepend(apply);
+  }
+  return bar;
 }

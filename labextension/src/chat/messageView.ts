@@ -1,18 +1,17 @@
 /**
- * One chat message on screen. An assistant's answer is rendered as Markdown and re-rendered
- * as it streams, throttled; its code blocks get buttons once the answer is complete.
+ * One chat message on screen. An assistant's answer is drawn as Markdown ({@link AnswerView}:
+ * no HTML, nothing fetched) and drawn again as it streams, throttled; its code blocks get
+ * buttons once the answer is complete.
  */
 
-import {
-  IRenderMime,
-  IRenderMimeRegistry,
-  MimeModel
-} from '@jupyterlab/rendermime';
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import type { StepsView } from '../agent/steps';
+import { applyOffer } from '../fix/chatApply';
 import { CodeActions } from './actions';
-import { chatApplier } from '../fix/chatApply';
-import { addCodeButtons } from './codeBlocks';
+import { AnswerView } from './answer';
+import { ICodeBlockHandlers } from './codeBlocks';
 import { element } from './dom';
 import { IChatMessage } from './tokens';
 
@@ -21,8 +20,10 @@ export const RENDER_INTERVAL_MS = 50;
 
 /** What a message view needs from the panel that shows it. */
 export interface IMessageViewHost {
-  /** Renders answers as Markdown. */
+  /** Typesets the math of answers. */
   readonly rendermime: IRenderMimeRegistry;
+  /** The editor's languages, to highlight the code blocks of answers. */
+  readonly languages?: IEditorLanguageRegistry | null;
   /** Acts on the notebook (here: copies code). */
   readonly actions: CodeActions;
   /** Insert a code block of `message` in the active notebook (and run it). */
@@ -60,9 +61,11 @@ export class MessageView {
     }
     this.node.append(this._body, this._footer);
     if (role === 'assistant') {
-      this._renderer = _panel.rendermime.createRenderer('text/markdown');
-      this._renderer.addClass('jp-Chapyter-chatMarkdown');
-      this._body.appendChild(this._renderer.node);
+      this._answer = new AnswerView({
+        languages: _panel.languages,
+        latexTypesetter: _panel.rendermime.latexTypesetter
+      });
+      this._body.appendChild(this._answer.node);
     }
     this.update();
   }
@@ -75,51 +78,43 @@ export class MessageView {
     if (this._disposed) {
       return;
     }
-    if (this._timer !== null || this._rendering) {
-      this._dirty = true;
+    if (this._timer !== null) {
+      // The redraw already due draws the message as it is then.
       return;
     }
     // The first text of an answer is drawn at once: the throttle only spaces out the
     // redraws that follow (measured: it otherwise delayed the first token by ~40 ms).
-    const firstText = !this._renderedContent && !!this.message.content;
+    const firstText = !this._drawnContent && !!this.message.content;
     const wait = firstText
       ? 0
       : Math.max(0, this._lastRender + RENDER_INTERVAL_MS - Date.now());
     this._timer = setTimeout(() => {
       this._timer = null;
-      void this._render();
+      this._render();
     }, wait);
   }
 
-  /** Stop rendering and free the renderer. */
+  /** Stop drawing and leave the page. */
   dispose(): void {
     this._disposed = true;
     if (this._timer !== null) {
       clearTimeout(this._timer);
     }
-    this._renderer?.dispose();
     this._steps?.dispose();
     this.node.remove();
   }
 
-  private async _render(): Promise<void> {
-    this._rendering = true;
-    this._dirty = false;
+  private _render(): void {
     try {
-      await this._draw();
+      this._draw();
     } catch (error) {
       console.error('chapyter-ext: could not render a chat message', error);
     } finally {
       this._lastRender = Date.now();
-      this._rendering = false;
-    }
-    if (this._dirty && !this._disposed) {
-      this._dirty = false;
-      this.update();
     }
   }
 
-  private async _draw(): Promise<void> {
+  private _draw(): void {
     const message = this.message;
     const streaming = message.status === 'streaming';
     this._drawHeader();
@@ -128,33 +123,17 @@ export class MessageView {
     this.node.classList.toggle('jp-mod-streaming', streaming);
     this.node.classList.toggle('jp-mod-error', message.status === 'error');
     // The buttons depend on the model being review-first, known once the config loaded:
-    // when that changes after they were added, render the answer again with new ones.
+    // when that changes after they were added, the answer is drawn again with new ones.
     const note = this._panel.reviewNote?.(message) ?? null;
-    if (note !== this._reviewNote && this._codeActionsFor !== null) {
-      this._renderedContent = null;
+    const content = message.content;
+    const key = streaming ? 'streaming' : `done ${note}`;
+    if (!this._answer) {
+      this._body.textContent = content;
+    } else if (content !== this._drawnContent || key !== this._drawnKey) {
+      this._answer.render(content, streaming ? null : this._buttons(note));
     }
-    this._reviewNote = note;
-    if (!this._renderer) {
-      this._body.textContent = message.content;
-    } else if (message.content !== this._renderedContent) {
-      const content = message.content;
-      await this._renderer.renderModel(
-        new MimeModel({ data: { 'text/markdown': content }, trusted: false })
-      );
-      this._renderedContent = content;
-      this._codeActionsFor = null;
-    }
-    if (this._disposed) {
-      return;
-    }
-    if (
-      this._renderer &&
-      !streaming &&
-      this._codeActionsFor !== this._renderedContent
-    ) {
-      this._addCodeActions();
-      this._codeActionsFor = this._renderedContent;
-    }
+    this._drawnContent = content;
+    this._drawnKey = key;
     this._drawFooter();
     this._panel.keepScrolled();
   }
@@ -218,32 +197,28 @@ export class MessageView {
   }
 
   /**
-   * Insert below, Insert and run (not for a review-first model), and Copy under every code
-   * block of the answer.
+   * Insert below, Insert and run (not for a review-first model, `note` says why), Copy and
+   * Apply to cell N under every code block of the answer.
    */
-  private _addCodeActions(): void {
-    addCodeButtons(this._renderer!.node, {
+  private _buttons(note: string | null): ICodeBlockHandlers {
+    return {
       insert: (code, run) =>
         void this._panel.insertCode(code, this.message, run),
       copy: code => this._panel.actions.copy(code),
-      reviewNote: this._reviewNote,
-      applyOffer: code =>
-        chatApplier.current?.(code, { model: this.message.model ?? '' }) ?? null
-    });
+      reviewNote: note,
+      applyOffer: code => applyOffer(code, { model: this.message.model ?? '' })
+    };
   }
 
   private _header: HTMLElement;
   private _steps: StepsView | null;
   private _body: HTMLElement;
   private _footer: HTMLElement;
-  private _renderer: IRenderMime.IRenderer | null = null;
-  private _renderedContent: string | null = null;
-  private _codeActionsFor: string | null = null;
-  private _reviewNote: string | null = null;
+  private _answer: AnswerView | null = null;
+  private _drawnContent: string | null = null;
+  private _drawnKey = '';
   private _headerKey = '';
   private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _rendering = false;
-  private _dirty = false;
   private _lastRender = 0;
   private _disposed = false;
 }

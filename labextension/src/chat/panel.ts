@@ -4,6 +4,7 @@
  * Each message is a {@link MessageView}.
  */
 
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { addIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
@@ -44,8 +45,10 @@ const SUGGESTIONS = [
 export interface IChatPanelOptions {
   /** The chat's state. */
   model: ChatModel;
-  /** Renders answers as Markdown, with the editor's code highlighting. */
+  /** Typesets the math of answers. */
   rendermime: IRenderMimeRegistry;
+  /** The editor's languages, to highlight the code blocks of answers. */
+  languages?: IEditorLanguageRegistry | null;
   /** Inserts, runs and copies code. */
   actions: CodeActions;
   /** Agent mode (the toggle, the policy, the steps under answers); none: plain chat only. */
@@ -59,6 +62,7 @@ export class ChatPanel extends Widget {
     super();
     this.model = options.model;
     this.rendermime = options.rendermime;
+    this.languages = options.languages ?? null;
     this.actions = options.actions;
     this.agent = options.agent ?? null;
     this.addClass('jp-Chapyter-chat');
@@ -207,8 +211,10 @@ export class ChatPanel extends Widget {
 
   /** The chat's state. */
   readonly model: ChatModel;
-  /** Renders answers. */
+  /** Typesets the math of answers. */
   readonly rendermime: IRenderMimeRegistry;
+  /** Highlights the code blocks of answers. */
+  readonly languages: IEditorLanguageRegistry | null;
   /** Acts on the notebook. */
   readonly actions: CodeActions;
   /** Agent mode, if offered. */

@@ -6,6 +6,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -46,14 +47,20 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     'A chat in the side area that knows the active notebook and its kernel.',
   autoStart: true,
   requires: [INotebookTracker, IRenderMimeRegistry],
-  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry],
+  optional: [
+    ICommandPalette,
+    ILayoutRestorer,
+    ISettingRegistry,
+    IEditorLanguageRegistry
+  ],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    languages: IEditorLanguageRegistry | null
   ) => {
     const client = new ChatClient();
     const collector = new NotebookContextCollector(tracker, client);
@@ -93,6 +100,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     const panel = new ChatPanel({
       model,
       rendermime,
+      languages,
       actions: new CodeActions(tracker),
       agent
     });

@@ -1,8 +1,10 @@
 /**
  * The bridge from the chat's code blocks to "Apply to cell N": the Fix plugin sets
  * {@link chatApplier} at start; the chat asks it, per code block, whether the code modifies
- * an existing cell of the active notebook. No imports, so neither side depends on the other.
+ * an existing cell of the active notebook. Neither side imports the other.
  */
+
+import { cellCode } from '../contract';
 
 /** An offer for one code block: the button's text and what it does. */
 export interface IApplyOffer {
@@ -17,3 +19,15 @@ export const chatApplier: {
   current:
     ((code: string, origin: { model: string }) => IApplyOffer | null) | null;
 } = { current: null };
+
+/**
+ * The offer for a code block whose source (from the Markdown lexer, as shown) is `code`, or
+ * null. The code is passed as a cell would hold it ({@link cellCode}), as "Insert below"
+ * inserts it, so the diff shown and the code applied are that one string.
+ */
+export function applyOffer(
+  code: string,
+  origin: { model: string }
+): IApplyOffer | null {
+  return chatApplier.current?.(cellCode(code), origin) ?? null;
+}

