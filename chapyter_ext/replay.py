@@ -39,8 +39,8 @@ from .contract import (
 
 #: What a ``%%ai`` cell prints in a batch run instead of asking the model.
 REPLAY_LINE = (
-    "↻ replay: batch run, the generated cell below runs as committed "
-    "(set CHAPYTER_REGENERATE=1 to ask the model; not reproducible)"
+    "↻ replayed: no model was asked; the saved code in the cell below runs as it is "
+    "(Shift+Enter on this cell alone asks again)"
 )
 
 

@@ -222,8 +222,9 @@ vLLM, LM Studio...) and run `./scripts/start.sh` again; see *Configure* in the R
     ),
     code(
         "load-extension",
-        "# %%ai and %ai (kernels started by start.sh have them already, and then this says so)\n"
-        "%load_ext chapyter_ext",
+        "# Loads %%ai and %ai: kernels started by start.sh have them already, other kernels\n"
+        "# get them here (reload prints nothing either way).\n"
+        "%reload_ext chapyter_ext",
     ),
     code(
         "make-data",
@@ -257,8 +258,9 @@ prices
 **Your turn**: edit the request in the cell below (or write a new `%%ai` cell) and press \
 Shift+Enter. Small requests work best with the bundled model, for example *mean of price \
 into avg*, *rows of prices where qty > 1*, *sort prices by total*. With the bundled model its \
-code is inserted for review, not run: read it, then press Shift+Enter on it \
-(`Chapyter.local_review`). If the request fails, the prompt cell says why in one line.""",
+code is inserted for review, not run: read it, then press Shift+Enter on it (the setting \
+*Local review*, `Chapyter.local_review`). If the request fails, the prompt cell says why in \
+one line.""",
     ),
     Ask(
         "ask-mean",

