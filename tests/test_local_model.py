@@ -132,7 +132,7 @@ def test_not_installed_means_not_local(no_endpoint_env, monkeypatch):
     monkeypatch.setattr(local_model, "find_model_path", lambda *a: "/site/smol.gguf")
     monkeypatch.setattr(local_model, "server_installed", lambda: False)
     assert not local_model.use_local_model(Chapyter())
-    with pytest.raises(LocalModelError, match=r"chapyter-ext\[local\]"):
+    with pytest.raises(LocalModelError, match=r"'\.\[local\]'"):
         local_model.server_for(Chapyter())
 
 
