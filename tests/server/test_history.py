@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from chapyter_ext.server import history as history_module
+from chapyter_ext.server import history_files
 from chapyter_ext.server.chat import history_for_model
 from chapyter_ext.server.history import (
     ChatHistoryStore,
@@ -79,7 +79,10 @@ def test_clear_one_chat_or_all(store):
         store.clear(NOTEBOOK, "missing")
     assert err.value.kind == "not_found"
     assert store.clear(NOTEBOOK).chats == ()
-    assert not store.file_for(NOTEBOOK).exists()
+    # Nothing of the messages is left; the (empty) history keeps the notebook's id, so a chat
+    # saved in the notebook's metadata is not loaded again.
+    kept = json.loads(store.file_for(NOTEBOOK).read_text())
+    assert (kept["chats"], kept["current"], kept["notebook"]) == ({}, "", NOTEBOOK)
 
 
 def test_secrets_are_never_stored(tmp_path):
@@ -100,7 +103,7 @@ def test_failed_write_leaves_the_old_file_intact(store, monkeypatch, failing):
     def crash(*args, **kwargs):
         raise OSError("disk gone mid-write")
 
-    monkeypatch.setattr(history_module.os, failing, crash)
+    monkeypatch.setattr(history_files.os, failing, crash)
     with pytest.raises(OSError):
         store.append(NOTEBOOK, chat_id, msg("assistant", "lost"))
     monkeypatch.undo()
@@ -232,7 +235,7 @@ async def test_failed_write_is_a_500_and_keeps_history(
             raise OSError("disk full")
         return real_replace(src, dst, *args, **kwargs)
 
-    monkeypatch.setattr(history_module.os, "replace", crash)
+    monkeypatch.setattr(history_files.os, "replace", crash)
     status, data = await get_json(
         "chapyter-ext", "history", "new", method="POST", body={"notebook": NOTEBOOK}
     )

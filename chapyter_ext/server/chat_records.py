@@ -1,0 +1,173 @@
+"""What the chat history stores and serves: messages, views, ids, times and notebook paths.
+
+Pure values and rules, shared by the store (:mod:`.history`), the chat turns and the routes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+ROLES = ("user", "assistant")
+STATUSES = ("complete", "stopped", "error")
+MAX_NOTEBOOK_PATH = 4096
+_MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error")
+#: What an agent turn records of each step it ran (all strings), and how much of it is kept.
+STEP_FIELDS = ("step_id", "code", "cell_id", "outcome")
+MAX_STEPS = 100
+MAX_STEP_CODE = 20_000
+
+
+class HistoryError(ValueError):
+    """A request the store cannot serve: a bad notebook path or an unknown chat.
+
+    ``kind`` is ``"bad_request"`` or ``"not_found"``; ``str()`` is a one-line message.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of a chat, as stored and as served to the frontend."""
+
+    id: str
+    role: str
+    content: str
+    model: str = ""
+    created: str = ""
+    status: str = "complete"
+    #: Why the reply failed, one line (status "error" only), so a reload still says why.
+    error: str = ""
+    #: An agent turn's steps, in order: ``{step_id, code, cell_id, outcome}`` (all strings).
+    steps: tuple[dict[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict (the shape the history endpoint returns).
+
+        ``steps`` appears only on agent turns, so plain chat messages keep their old shape.
+        """
+        data: dict[str, Any] = asdict(self)
+        data["steps"] = list(self.steps)
+        if not self.steps:
+            del data["steps"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> ChatMessage:
+        """Read a stored message, tolerating missing optional fields; ValueError if unusable.
+
+        Unusable: not an object, no string ``id``, an unknown ``role`` or ``status``, or a
+        field that is not a string.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("a message is not an object")
+        fields = {k: data[k] for k in _MESSAGE_FIELDS if k in data}
+        if not all(isinstance(v, str) for v in fields.values()):
+            raise ValueError("a message field is not a string")
+        if not fields.get("id") or fields.get("role") not in ROLES:
+            raise ValueError("a message has no id or an unknown role")
+        if fields.setdefault("status", "complete") not in STATUSES:
+            raise ValueError("a message has an unknown status")
+        return cls(**fields, steps=clean_steps(data.get("steps")))
+
+
+def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
+    """The readable steps of ``value``: damaged ones (not an object, a field that is not a
+    string, no ``step_id``) are dropped rather than failing the message; bounded in number and
+    code length; unknown fields are left out."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    steps = []
+    for item in value[:MAX_STEPS]:
+        if not isinstance(item, dict):
+            continue
+        step = {key: item.get(key, "") for key in STEP_FIELDS}
+        if not all(isinstance(v, str) for v in step.values()) or not step["step_id"]:
+            continue
+        step["code"] = step["code"][:MAX_STEP_CODE]
+        steps.append(step)
+    return tuple(steps)
+
+
+@dataclass(frozen=True)
+class ChatView:
+    """What the frontend needs to show a notebook's chat: the current one and the others."""
+
+    notebook: str
+    chat_id: str
+    messages: tuple[ChatMessage, ...]
+    chats: tuple[str, ...]
+    #: Told to the user once: e.g. that part of the history was damaged and where it was kept.
+    notice: str = ""
+    #: The notebook's stable id ("" until it has a history), for its metadata.
+    notebook_id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The view as the JSON body of ``GET chapyter-ext/history``."""
+        data: dict[str, Any] = {
+            "notebook": self.notebook,
+            "notebook_id": self.notebook_id,
+            "chat_id": self.chat_id,
+            "messages": [m.to_json() for m in self.messages],
+            "chats": list(self.chats),
+        }
+        if self.notice:
+            data["notice"] = self.notice
+        return data
+
+
+def new_id() -> str:
+    """A fresh, unguessable id for a chat or a message."""
+    return uuid.uuid4().hex
+
+
+def utc_now() -> str:
+    """Now, as an ISO 8601 UTC timestamp with a trailing ``Z`` (what JavaScript's Date reads)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def repair_text(text: str) -> str:
+    """``text`` with lone surrogates (UTF-8 cannot carry them) as U+FFFD, as TextEncoder does."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def normalize_notebook_path(path: Any) -> str:
+    """The canonical form of a contents-API notebook path, or :class:`HistoryError`.
+
+    The one rule every route applies (query string or JSON body alike): white space around
+    the path is dropped; a NUL or other control character anywhere refuses it (no file has
+    one); ``/a/./b.ipynb`` and ``a/b.ipynb`` are the same notebook, so they share a history;
+    paths that climb out of the root are refused: they name no notebook the server can open.
+    Lone surrogates become U+FFFD, as the browser's TextEncoder would have sent them.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise HistoryError("bad_request", "'notebook' must be a non-empty path.")
+    path = path.strip()
+    if len(path) > MAX_NOTEBOOK_PATH or any(ord(c) < 32 or c == "\x7f" for c in path):
+        raise HistoryError("bad_request", "'notebook' is not a valid path.")
+    path = repair_text(path)
+    parts = path.replace("\\", "/").split("/")
+    norm = posixpath.normpath("/" + "/".join(parts)).lstrip("/")
+    if not norm or norm == "." or ".." in parts:
+        raise HistoryError("bad_request", "'notebook' is not a valid path.")
+    return norm
+
+
+def parse_time(text: str) -> datetime | None:
+    """A time :func:`utc_now` wrote, or None."""
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
