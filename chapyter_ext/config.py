@@ -388,6 +388,28 @@ class Chapyter(Configurable):
         help="Inline completion: characters of context sent besides the cell itself: the "
         "kernel's variable names (with DataFrame columns), then the cells above.",
     )
+    # --- issue 23: the chat travels with its notebook
+    save_chat_in_notebook = Bool(
+        False,
+        config=True,
+        help="Server setting: when a notebook is saved, store its chats (redacted, at most "
+        "save_chat_max_bytes) in its metadata under chapyter.chat, so the notebook carries "
+        "the conversation into git; a notebook opened with such a chat shows it and continues "
+        "it. False: chats stay on the server only (docs/reproducibility.md).",
+    )
+    save_chat_max_bytes = Int(
+        262_144,
+        config=True,
+        help="Server setting: the most a notebook's stored chat may take, in bytes of compact "
+        "JSON: the current chat's newest messages come first, then the other chats, newest "
+        "first; what does not fit is left out (and marked truncated).",
+    )
+
+    @validate("save_chat_max_bytes")
+    def _validate_saved_chat_size(self, proposal: Any) -> Any:
+        if proposal["value"] < 1024:
+            raise TraitError("Chapyter.save_chat_max_bytes must be at least 1024.")
+        return proposal["value"]
 
     @validate("completion_model", "completion_max_tokens", "completion_context_chars")
     def _validate_completion(self, proposal: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 
 from jupyter_core.paths import jupyter_data_dir
@@ -17,9 +19,14 @@ from .agent import AgentService
 from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
 from .complete import CompletionService
 from .complete_handlers import completion_handlers
+from .contents_events import ContentsBridge
 from .handlers import handlers
 from .history import ChatHistoryStore
+from .history_handlers import history_handlers
 from .nodelay import kernel_websockets_without_nagle
+
+#: Seconds between two checks for deleted notebooks' chats past their retention.
+PRUNE_INTERVAL = 3600.0
 
 
 class ChapyterExtApp(ExtensionApp):
@@ -40,6 +47,9 @@ class ChapyterExtApp(ExtensionApp):
     chat: ChatService
     agent: AgentService
     completions: CompletionService
+    contents: ContentsBridge
+    #: ``Chapyter.save_chat_in_notebook``, as this server reads it (``GET config`` says it).
+    save_chat_in_notebook = False
 
     models = Dict(
         key_trait=Unicode(),
@@ -72,6 +82,13 @@ class ChapyterExtApp(ExtensionApp):
         50,
         config=True,
         help="Past chats kept per notebook (after 'New chat'); the oldest go first.",
+    )
+    deleted_chat_retention_days = Float(
+        30.0,
+        config=True,
+        help="Days the chats of a deleted notebook are kept (a notebook restored with its id, "
+        "e.g. from git or the trash, finds them again) before they are removed for good; "
+        "checked at start and hourly. 0: removed at the next check.",
     )
     history_messages_sent = Int(
         20,
@@ -119,7 +136,7 @@ class ChapyterExtApp(ExtensionApp):
             raise TraitError(f"{proposal['trait'].name} must be at least 1")
         return proposal["value"]
 
-    @validate("history_messages_sent", "stream_timeout")
+    @validate("history_messages_sent", "stream_timeout", "deleted_chat_retention_days")
     def _validate_not_negative(self, proposal):
         if proposal["value"] < 0:
             raise TraitError(f"{proposal['trait'].name} must not be negative")
@@ -143,6 +160,18 @@ class ChapyterExtApp(ExtensionApp):
             redactor=redactor,
         )
         history = HistoryWorker(store)
+        # Issue 23: chats follow their notebook through the contents events, and (opt-in)
+        # travel in its metadata.
+        self.save_chat_in_notebook = shared.save_chat_in_notebook
+        self.contents = ContentsBridge(
+            history,
+            self.serverapp.contents_manager if self.serverapp is not None else None,
+            save_chat=shared.save_chat_in_notebook,
+            max_bytes=shared.save_chat_max_bytes,
+            redactor=redactor,
+            log=self.log,
+        )
+        self.contents.connect()
         chat = ChatService(
             registry,
             history,
@@ -188,7 +217,32 @@ class ChapyterExtApp(ExtensionApp):
     def initialize_handlers(self) -> None:
         """Register the routes, relative to the server's base_url."""
         self.handlers.extend(handlers())
+        self.handlers.extend(history_handlers())
         self.handlers.extend(completion_handlers())
+
+    async def _start_jupyter_server_extension(self, serverapp: object) -> None:
+        """Once the loop runs: read the history's index, then prune deleted notebooks' chats
+        now and every hour."""
+        contents: ContentsBridge | None = getattr(self, "contents", None)
+        if contents is None:
+            return
+        contents.bind_loop(asyncio.get_running_loop())
+        self._pruning = asyncio.ensure_future(self._prune_every(PRUNE_INTERVAL))
+
+    async def _prune_every(self, seconds: float) -> None:
+        store = self.history.store
+        retention = self.deleted_chat_retention_days * 86400
+        while True:
+            try:
+                await self.history.run(store.warm)
+                removed = await self.history.run(store.prune, retention)
+                if removed:
+                    self.log.info(
+                        "chapyter-ext: removed the chats of %d deleted notebooks", len(removed)
+                    )
+            except Exception as err:
+                self.log.warning("chapyter-ext: could not prune the chat history: %s", err)
+            await asyncio.sleep(seconds)
 
     async def stop_extension(self) -> None:
         """Stop streaming replies and agent turns (saving what they had), flush history, close
@@ -202,6 +256,14 @@ class ChapyterExtApp(ExtensionApp):
         history: HistoryWorker | None = getattr(self, "history", None)
         registry: ModelRegistry | None = getattr(self, "registry", None)
         completions: CompletionService | None = getattr(self, "completions", None)
+        contents: ContentsBridge | None = getattr(self, "contents", None)
+        if contents is not None:
+            contents.disconnect()
+        pruning: asyncio.Future[None] | None = getattr(self, "_pruning", None)
+        if pruning is not None:
+            pruning.cancel()
+            with contextlib.suppress(BaseException):
+                await pruning
         if completions is not None:
             await completions.close()
         if agent is not None:

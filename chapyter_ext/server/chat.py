@@ -14,9 +14,11 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from ..context.notebook import NotebookSnapshot, chat_context
+from ..contract import is_notebook_id
 from ..endpoints import ModelRegistry
 from ..llm import Endpoint, LLMError, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
@@ -66,6 +68,8 @@ class ChatRequest:
     #: Text (older frontends) or a parsed notebook snapshot, assembled by the service.
     context: Any = None
     model: str | None = None
+    #: The stable id in the notebook's metadata (``contract.chat``), if it has one.
+    notebook_id: str | None = None
 
     @classmethod
     def parse(cls, body: Any, *, max_chars: int = MAX_MESSAGE_CHARS) -> ChatRequest:
@@ -80,11 +84,13 @@ class ChatRequest:
         if len(message) > max_chars:
             raise ChatError("bad_request", f"'message' is longer than {max_chars} characters.")
         optional: dict[str, Any] = {}
-        for key in ("chat_id", "model"):
+        for key in ("chat_id", "model", "notebook_id"):
             value = body.get(key)
             if value is not None and not isinstance(value, str):
                 raise ChatError("bad_request", f"'{key}' must be a string.")
             optional[key] = value or None
+        if optional["notebook_id"] is not None and not is_notebook_id(optional["notebook_id"]):
+            raise ChatError("bad_request", "'notebook_id' must be 32 to 64 lower-case hex digits.")
         return cls(
             notebook=notebook,
             message=message,
@@ -157,10 +163,11 @@ TurnT = TypeVar("TurnT", bound=RunningTurn)
 
 
 def _read_for_turn(
-    store: Any, notebook: str, chat_id: str | None
+    history: HistoryWorker, notebook: str, chat_id: str | None, notebook_id: str | None
 ) -> tuple[str, tuple[ChatMessage, ...], str]:
     """On the history thread: the chat a message goes to, its messages, the pending notice."""
-    chat_id = store.resolve_chat(notebook, chat_id)
+    store = history.store
+    chat_id = store.resolve_chat(notebook, chat_id, notebook_id, history.exists)
     return chat_id, store.messages(notebook, chat_id), store.take_notice(notebook)
 
 
@@ -400,7 +407,7 @@ class ChatService:
                 notebook = normalize_notebook_path(request.notebook)
                 # One trip to the history thread, not three: each costs a thread hand-off.
                 chat_id, earlier, notice = await self.history.run(
-                    _read_for_turn, store, notebook, request.chat_id
+                    _read_for_turn, self.history, notebook, request.chat_id, request.notebook_id
                 )
                 message = self.redact(request.message)
                 small = uses_small_prompt(self.prompt_style, model_name)
@@ -440,9 +447,12 @@ class ChatService:
             raise
         # The model is not kept waiting for the disk (a write and two fsyncs): the message is
         # saved on the history thread, which runs calls in the order asked, so it is on disk
-        # before the reply, whose save is asked for when the reply ends.
+        # before the reply, whose save is asked for when the reply ends. Naming the reply puts
+        # it right after this question even if another tab asks in between.
         saving = asyncio.ensure_future(
-            self.history.run(store.append, notebook, chat_id, user_message)
+            self.history.run(
+                partial(store.append, reply_id=turn.message_id), notebook, chat_id, user_message
+            )
         )
         self._saving.add(saving)  # the loop keeps only a weak reference to a task
         saving.add_done_callback(self._report_unsaved)

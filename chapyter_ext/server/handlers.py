@@ -1,4 +1,5 @@
-"""HTTP handlers of the chat sidebar: thin wrappers over :mod:`.chat` and :mod:`.history`.
+"""HTTP handlers of the chat sidebar: thin wrappers over :mod:`.chat` (the history's routes are
+in :mod:`.history_handlers`).
 
 Every error leaves as ``{"error": {"kind", "message"}}`` with a fitting status, from one place
 (:meth:`ChapyterHandler.write_error`), so the frontend has a single shape to read. Every input
@@ -275,6 +276,8 @@ class ConfigHandler(ChapyterHandler):
                 "version": __version__,
                 "context_budget": self.chat.context_budget,
                 "agent": self.app.agent.public_info(),
+                # Issue 23: whether saving a notebook stores its chats in it (the panel says so).
+                "save_chat_in_notebook": self.app.save_chat_in_notebook,
             }
         )
 
@@ -427,35 +430,6 @@ class FixHandler(ChapyterHandler):
         )
 
 
-class HistoryHandler(ChapyterHandler):
-    """``GET``/``DELETE chapyter-ext/history?notebook=PATH``: read or clear a notebook's chats."""
-
-    @tornado.web.authenticated
-    async def get(self) -> None:
-        """``{"notebook", "chat_id", "messages": [...], "chats": [ids], "notice"?}``."""
-        view = await self.history.run(self.history.store.get, self.notebook_argument())
-        self.reply(view.to_json())
-
-    @tornado.web.authenticated
-    async def delete(self) -> None:
-        """Forget every chat of the notebook (or only ``chat_id``); returns the emptied view."""
-        chat_id = repair_text(self.get_query_argument("chat_id", "")) or None
-        notebook = self.notebook_argument()
-        view = await self.history.run(self.history.store.clear, notebook, chat_id)
-        self.reply(view.to_json())
-
-
-class NewChatHandler(ChapyterHandler):
-    """``POST chapyter-ext/history/new``: start a fresh chat; the old ones stay listed."""
-
-    @tornado.web.authenticated
-    async def post(self) -> None:
-        """Body ``{"notebook"}``; returns the new, empty view."""
-        notebook = self.json_body().get("notebook", "")
-        view = await self.history.run(self.history.store.new_chat, notebook)
-        self.reply(view.to_json())
-
-
 def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
     """Relative URL patterns (the ExtensionApp prepends the server's base_url)."""
     return [
@@ -467,6 +441,4 @@ def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
         (r"chapyter-ext/agent", AgentHandler),
         (r"chapyter-ext/agent/result", AgentResultHandler),
         (r"chapyter-ext/fix", FixHandler),
-        (r"chapyter-ext/history", HistoryHandler),
-        (r"chapyter-ext/history/new", NewChatHandler),
     ]

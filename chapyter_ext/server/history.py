@@ -294,6 +294,9 @@ class HistoryWorker:
 
     def __init__(self, store: ChatHistoryStore) -> None:
         self.store = store
+        #: Whether a notebook path still has a file (the contents manager's answer, set by
+        #: ``contents_events``); None: unknown, so a moved-or-copied notebook counts as copied.
+        self.exists: Callable[[str], bool] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chapyter-history")
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:

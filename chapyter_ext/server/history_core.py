@@ -82,6 +82,13 @@ class HistoryCore:
             self._ensure_index()
             return self._files.path(self._index.bound(notebook) or self._default_id(notebook))
 
+    def bound_id(self, notebook: str) -> str:
+        """The id bound to a path from the index alone ("" if none, or before the index is
+        built): quick enough for a caller on the event loop (the pre-save hook)."""
+        notebook = normalize_notebook_path(notebook)
+        with self._lock:
+            return self._index.bound(notebook) if self._index.built else ""
+
     def _bound(self, notebook: str) -> str:
         """The id bound to a path; also reads a file no index has seen at the version 1 name
         (written by an older version or by hand since, or damaged)."""

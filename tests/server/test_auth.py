@@ -9,8 +9,9 @@ import pytest
 from chapyter_ext import __version__
 from chapyter_ext.server.complete_handlers import completion_handlers
 from chapyter_ext.server.handlers import handlers
+from chapyter_ext.server.history_handlers import history_handlers
 
-ROUTES = handlers() + completion_handlers()
+ROUTES = handlers() + history_handlers() + completion_handlers()
 
 ENDPOINTS = [
     ("GET", "chapyter-ext/config", None),
@@ -37,6 +38,8 @@ ENDPOINTS = [
     ("GET", "chapyter-ext/history?notebook=a.ipynb", None),
     ("DELETE", "chapyter-ext/history?notebook=a.ipynb", None),
     ("POST", "chapyter-ext/history/new", {"notebook": "a.ipynb"}),
+    ("GET", "chapyter-ext/history/export?notebook=a.ipynb", None),
+    ("POST", "chapyter-ext/history/import", {"notebook": "a.ipynb", "chat": {}}),
     ("POST", "chapyter-ext/complete", {"prefix": "x = ", "suffix": ""}),
 ]
 
@@ -89,6 +92,7 @@ async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
         "version": __version__,
         "context_budget": 6000,
         "agent": {"policy": "ask", "max_steps": 10, "time_limit": 300.0},
+        "save_chat_in_notebook": False,
     }
     text = response.body.decode() + json.dumps(dict(response.headers))
     for secret in secrets:

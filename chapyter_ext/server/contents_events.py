@@ -1,0 +1,205 @@
+"""Where the chat history meets jupyter_server's contents: its events, its saves, its files.
+
+- **Events.** The contents manager emits ``rename``, ``copy`` and ``delete`` on the server's
+  event bus (schema :data:`CONTENTS_SCHEMA`) for every change made through the server (the
+  file browser, Save As, the REST API). A listener hands each to the history, on its worker
+  thread, so the chats follow their notebook. Nothing of the contents manager is patched.
+- **Saves.** A pre-save hook (``ContentsManager.register_pre_save_hook``) writes the
+  notebook's stable id into its metadata (``chapyter.notebook_id``) and, with
+  ``Chapyter.save_chat_in_notebook``, its chats (``chapyter.chat``, :mod:`.stored_chat`).
+- **Files.** :meth:`ContentsBridge.exists` answers the history's one question about the
+  disk (is a notebook still where it was?) through the contents manager, whatever it stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any
+
+from ..contract import (
+    METADATA_KEY,
+    NOTEBOOK_ID_KEY,
+    STORED_CHAT_KEY,
+    is_notebook_id,
+    with_notebook_id,
+)
+from ..redact import Redactor, redact_traceback
+from .chat_records import HistoryError
+from .history import HistoryWorker
+from .stored_chat import build_stored_chat
+
+#: The contents manager's events (jupyter_server/event_schemas/contents_service/v1.yaml).
+CONTENTS_SCHEMA = "https://events.jupyter.org/jupyter_server/contents_service/v1"
+#: How long the history thread waits for the contents manager to say whether a file exists.
+EXISTS_TIMEOUT = 10.0
+
+
+class ContentsBridge:
+    """The history's listener on the contents events, its pre-save hook and its view of the
+    files. ``save_chat``/``max_bytes``: ``Chapyter.save_chat_in_notebook`` and
+    ``save_chat_max_bytes``."""
+
+    def __init__(
+        self,
+        history: HistoryWorker,
+        contents_manager: Any,
+        *,
+        save_chat: bool,
+        max_bytes: int,
+        redactor: Redactor,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.history = history
+        self.contents_manager = contents_manager
+        self.save_chat = save_chat
+        self.max_bytes = max_bytes
+        self.redact = redactor
+        self.log = log or logging.getLogger(__name__)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._connected = False
+        #: Events handed to the history and not yet done (tests wait on them).
+        self.pending: set[asyncio.Future[Any]] = set()
+
+    @property
+    def event_logger(self) -> Any:
+        """The event bus the contents manager emits on (the server's own, unless configured)."""
+        return getattr(self.contents_manager, "event_logger", None)
+
+    def connect(self) -> None:
+        """Listen to the contents events and hook into saves."""
+        if self._connected:
+            return
+        bus = self.event_logger
+        if bus is not None:
+            bus.add_listener(schema_id=CONTENTS_SCHEMA, listener=self.on_event)
+        else:
+            self.log.warning("chapyter-ext: no contents events; chats will not follow renames")
+        register = getattr(self.contents_manager, "register_pre_save_hook", None)
+        if register is not None:
+            register(self.pre_save)
+        self._connected = True
+        self.history.exists = self.exists
+
+    def disconnect(self) -> None:
+        """Stop listening; the hook (which cannot be unregistered) does nothing from now on."""
+        if not self._connected:
+            return
+        self._connected = False
+        bus = self.event_logger
+        if bus is not None:
+            bus.remove_listener(schema_id=CONTENTS_SCHEMA, listener=self.on_event)
+        self.history.exists = None
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The server's event loop, where the contents manager's coroutines run."""
+        self._loop = loop
+
+    # -- events ---------------------------------------------------------------------------
+
+    async def on_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        """One contents event (jupyter_events calls this as a task of its own)."""
+        if not self._connected:
+            return
+        action, path, source = data.get("action"), data.get("path"), data.get("source_path")
+        store = self.history.store
+        if action == "rename" and source:
+            call: tuple[Any, ...] = (store.rename, source, path)
+        elif action == "copy" and source:
+            call = (store.copy, source, path)
+        elif action == "delete":
+            call = (store.delete, path)
+        else:
+            return
+        done = asyncio.ensure_future(self.history.run(*call))
+        self.pending.add(done)
+        try:
+            await done
+        except HistoryError:
+            pass  # a path no notebook can have (the root): nothing of ours
+        except Exception as err:
+            self.log.error(
+                "chapyter-ext: could not follow %s of %s:\n%s",
+                action,
+                path,
+                redact_traceback(err, self.redact),
+            )
+        finally:
+            self.pending.discard(done)
+
+    # -- files ----------------------------------------------------------------------------
+
+    def exists(self, path: str) -> bool:
+        """Whether the contents manager has a file at ``path``; called on the history thread.
+
+        When it cannot tell (no loop yet, a failure, a timeout) the answer is True: the chats
+        are then copied rather than moved, and nothing is lost.
+        """
+        loop = self._loop
+        try:
+            result = self.contents_manager.file_exists(path)
+            if not inspect.isawaitable(result):
+                return bool(result)
+            if loop is None or not loop.is_running() or _on_loop_thread(loop):
+                _close(result)
+                return True
+            future = asyncio.run_coroutine_threadsafe(_awaited(result), loop)
+            return bool(future.result(EXISTS_TIMEOUT))
+        except Exception as err:  # a contents manager of any kind may fail in its own way
+            self.log.warning("chapyter-ext: could not tell whether %s exists: %s", path, err)
+            return True
+
+    # -- saves ----------------------------------------------------------------------------
+
+    def pre_save(self, model: dict[str, Any], path: str, **kwargs: Any) -> None:
+        """Before a notebook is written: its id, and (opt-in) its chats, into its metadata.
+
+        Runs on the event loop, inside the contents manager's save: it reads only the index
+        in memory, plus the history's file when chats are saved with notebooks. A notebook
+        with no history here is left as it is (a chat it carries stays untouched).
+        """
+        if not self._connected or model.get("type") != "notebook":
+            return
+        content = model.get("content")
+        if not isinstance(content, dict):
+            return
+        store = self.history.store
+        try:
+            owner = store.bound_id(path)
+            data = store.snapshot(path) if owner and self.save_chat else None
+        except HistoryError:
+            return
+        if not owner:
+            return
+        metadata = content.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = content["metadata"] = {}
+        chapyter = metadata.get(METADATA_KEY)
+        if not isinstance(chapyter, dict) or chapyter.get(NOTEBOOK_ID_KEY) != owner:
+            chapyter = with_notebook_id(chapyter, owner)
+        if self.save_chat and data is not None and is_notebook_id(owner):
+            stored = build_stored_chat(data, self.redact, self.max_bytes)
+            if stored is None:
+                chapyter.pop(STORED_CHAT_KEY, None)
+            else:
+                chapyter[STORED_CHAT_KEY] = stored
+        metadata[METADATA_KEY] = chapyter
+
+
+def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    # The loop's own thread would wait on itself.
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+async def _awaited(result: Any) -> Any:
+    return await result
+
+
+def _close(result: Any) -> None:
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()
