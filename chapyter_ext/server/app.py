@@ -223,10 +223,8 @@ class ChapyterExtApp(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         """Once the loop runs: read the history's index, then prune deleted notebooks' chats
         now and every hour."""
-        contents: ContentsBridge | None = getattr(self, "contents", None)
-        if contents is None:
+        if getattr(self, "history", None) is None:
             return
-        contents.bind_loop(asyncio.get_running_loop())
         self._pruning = asyncio.ensure_future(self._prune_every(PRUNE_INTERVAL))
 
     async def _prune_every(self, seconds: float) -> None:

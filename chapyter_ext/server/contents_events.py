@@ -57,7 +57,6 @@ class ContentsBridge:
         self.max_bytes = max_bytes
         self.redact = redactor
         self.log = log or logging.getLogger(__name__)
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._connected = False
         #: Events handed to the history and not yet done (tests wait on them).
         self.pending: set[asyncio.Future[Any]] = set()
@@ -91,10 +90,6 @@ class ContentsBridge:
         if bus is not None:
             bus.remove_listener(schema_id=CONTENTS_SCHEMA, listener=self.on_event)
         self.history.exists = None
-
-    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The server's event loop, where the contents manager's coroutines run."""
-        self._loop = loop
 
     # -- events ---------------------------------------------------------------------------
 
@@ -136,7 +131,7 @@ class ContentsBridge:
         When it cannot tell (no loop yet, a failure, a timeout) the answer is True: the chats
         are then copied rather than moved, and nothing is lost.
         """
-        loop = self._loop
+        loop = self.history.loop
         try:
             result = self.contents_manager.file_exists(path)
             if not inspect.isawaitable(result):

@@ -297,11 +297,13 @@ class HistoryWorker:
         #: Whether a notebook path still has a file (the contents manager's answer, set by
         #: ``contents_events``); None: unknown, so a moved-or-copied notebook counts as copied.
         self.exists: Callable[[str], bool] | None = None
+        #: The event loop that hands calls to the thread (where ``exists`` runs coroutines).
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chapyter-history")
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Call ``fn(*args)`` on the history thread and await its result."""
-        loop = asyncio.get_running_loop()
+        loop = self.loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(fn, *args))
 
     async def close(self) -> None:
