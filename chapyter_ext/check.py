@@ -15,17 +15,21 @@ from typing import Any
 
 from .contract import (
     METADATA_KEY,
+    NOTEBOOK_ID_KEY,
+    STORED_CHAT_KEY,
     failed_check,
     find_generated_index,
     find_prompt_index,
     has_syntax_error,
     is_edited,
     is_generated_cell,
+    is_notebook_id,
     is_prompt_cell,
     is_up_to_date,
     last_change,
     parse_prompt,
     request_sha256,
+    validate_stored_chat,
 )
 
 __all__ = ["Finding", "check_notebook", "check_paths", "read_notebook", "summary_line"]
@@ -73,7 +77,8 @@ def check_notebook(
     ``strict``): a generated cell edited by hand; a second copy of a prompt's generated cell; with
     ``orphans``, a generated cell whose prompt is gone. A change accepted through Fix, Edit with
     AI or the ``%%ai`` retry (``contract.accepted_change``) keeps the cell linked and up to date
-    and is not an edit by hand.
+    and is not an edit by hand. The notebook's own metadata comes first: a chat saved in it that
+    does not follow the schema is an error, a malformed ``notebook_id`` a warning.
     """
     cells = list(nb.get("cells", []))
     soft = "error" if strict else "warning"
@@ -127,7 +132,45 @@ def check_notebook(
             add(index, soft, "generated cell whose %%ai prompt is gone")
 
     found.sort(key=lambda item: item[0])
-    return [finding for _, finding in found]
+    return _notebook_findings(nb, path, soft) + [finding for _, finding in found]
+
+
+#: Problems of a stored chat reported one by one; the rest are counted.
+MAX_CHAT_PROBLEMS = 3
+
+
+def _notebook_findings(nb: Any, path: str, soft: str) -> list[Finding]:
+    """What is wrong with the notebook's own ``chapyter`` metadata: its chat id, and the chat
+    saved in it (``Chapyter.save_chat_in_notebook``), checked against the contract's schema."""
+    meta = (nb.get("metadata") or {}).get(METADATA_KEY)
+    if not isinstance(meta, dict):
+        return []
+    findings = []
+    if NOTEBOOK_ID_KEY in meta and not is_notebook_id(meta[NOTEBOOK_ID_KEY]):
+        findings.append(
+            Finding(
+                path,
+                soft,
+                "notebook metadata chapyter.notebook_id is not 32 to 64 lower-case hex digits: "
+                "the chat cannot find this notebook after a move",
+            )
+        )
+    if STORED_CHAT_KEY in meta:
+        problems = validate_stored_chat(meta[STORED_CHAT_KEY])
+        for problem in problems[:MAX_CHAT_PROBLEMS]:
+            findings.append(
+                Finding(path, "error", f"chat saved in the notebook metadata: {problem}")
+            )
+        if len(problems) > MAX_CHAT_PROBLEMS:
+            findings.append(
+                Finding(
+                    path,
+                    "error",
+                    f"chat saved in the notebook metadata: "
+                    f"{len(problems) - MAX_CHAT_PROBLEMS} more problems",
+                )
+            )
+    return findings
 
 
 def _edited_message(generated: Any, prompt_index: int) -> str:

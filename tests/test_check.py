@@ -402,3 +402,62 @@ NBSTRIPOUT_DEFAULT_KEYS = [
     "cell.metadata.hidden",
     "cell.metadata.scrolled",
 ]
+
+
+# -- the notebook's own metadata: its chat id and the chat saved in it --------------------------
+
+
+def stored_chat(**changes) -> dict:
+    message = {"id": "m1", "role": "user", "content": "q", "model": "m", "status": "complete"}
+    chat = {"schema": 1, "saved": "2025-01-01T00:00:00.000Z", "current": "c1", "truncated": False}
+    chat["chats"] = [{"id": "c1", "created": "", "messages": [message]}]
+    return {**chat, **changes}
+
+
+def test_a_valid_stored_chat_and_id_are_no_finding():
+    nb = clean()
+    nb.metadata["chapyter"] = {"notebook_id": "ab" * 16, "chat": stored_chat()}
+    assert messages(nb, strict=True) == []
+
+
+def test_a_stored_chat_that_breaks_the_schema_is_an_error():
+    nb = clean()
+    broken = stored_chat()
+    broken["chats"][0]["messages"] += [
+        {"id": "m2", "role": "system", "content": "x"},
+        {"id": "m3", "role": "user", "content": 5},
+        {"role": "user", "content": "no id"},
+        {"id": "m5", "role": "user", "content": "x", "status": "thinking"},
+    ]
+    nb.metadata["chapyter"] = {"chat": broken, "notebook_id": "not-an-id"}
+    assert messages(nb) == [
+        "nb.ipynb: warning: notebook metadata chapyter.notebook_id is not 32 to 64 lower-case "
+        "hex digits: the chat cannot find this notebook after a move",
+        "nb.ipynb: error: chat saved in the notebook metadata: stored chat 1, message 2 has a "
+        "role other than user or assistant",
+        "nb.ipynb: error: chat saved in the notebook metadata: stored chat 1, message 3 has no "
+        "text content",
+        "nb.ipynb: error: chat saved in the notebook metadata: stored chat 1, message 4 has no id",
+        "nb.ipynb: error: chat saved in the notebook metadata: 1 more problems",
+    ]
+    nb.metadata["chapyter"] = {"chat": stored_chat(schema=2)}
+    assert messages(nb) == [
+        "nb.ipynb: error: chat saved in the notebook metadata: the stored chat has schema 2; "
+        "this version reads 1"
+    ]
+    nb.metadata["chapyter"] = {"chat": "text"}
+    assert messages(nb) == [
+        "nb.ipynb: error: chat saved in the notebook metadata: the stored chat is not an object"
+    ]
+
+
+def test_nbstripout_drops_the_stored_chat_with_one_extra_key():
+    from nbstripout import strip_output
+
+    nb = clean()
+    nb.metadata["chapyter"] = {"notebook_id": "ab" * 16, "chat": stored_chat()}
+    keys = [*NBSTRIPOUT_DEFAULT_KEYS, "metadata.chapyter.chat"]
+    stripped = strip_output(nb, keep_output=False, keep_count=False, keep_id=True, extra_keys=keys)
+    # The chat goes, the id stays (so the chat on the server still finds the notebook).
+    assert stripped.metadata["chapyter"] == {"notebook_id": "ab" * 16}
+    assert messages(stripped) == []

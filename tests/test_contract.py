@@ -151,3 +151,29 @@ def test_importing_the_contract_is_cheap():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the notebook-level contract: the chat id and the stored chat --------------------------------
+
+
+@pytest.mark.parametrize("case", VECTORS["notebook_ids"], ids=ids(VECTORS["notebook_ids"], "value"))
+def test_notebook_id(case):
+    assert contract.is_notebook_id(case["value"]) is case["valid"]
+
+
+@pytest.mark.parametrize(
+    "case", VECTORS["notebook_chat_info"], ids=ids(VECTORS["notebook_chat_info"], "name")
+)
+def test_notebook_chat_info(case):
+    assert contract.notebook_chat_info(case["metadata"]) == case["info"]
+
+
+@pytest.mark.parametrize("case", VECTORS["with_notebook_id"], ids=lambda c: repr(c)[:60])
+def test_with_notebook_id(case):
+    before = json.dumps(case["chapyter"])
+    if case.get("error"):
+        with pytest.raises(ValueError):
+            contract.with_notebook_id(case["chapyter"], case["notebook_id"])
+        return
+    assert contract.with_notebook_id(case["chapyter"], case["notebook_id"]) == case["result"]
+    assert json.dumps(case["chapyter"]) == before  # a new object; the old one is left alone

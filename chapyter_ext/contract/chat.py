@@ -37,7 +37,7 @@ MAX_STORED_CHATS = 50
 MAX_STORED_MESSAGES = 1000
 
 # Lower-case hex, as uuid4().hex writes it (32) up to a SHA-256 (64): safe as a file name.
-_NOTEBOOK_ID = re.compile(r"^[0-9a-f]{32,64}$")
+_NOTEBOOK_ID = re.compile(r"[0-9a-f]{32,64}")
 _ROLES = ("user", "assistant")
 _STATUSES = ("complete", "stopped", "error")
 _STEP_FIELDS = ("step_id", "code", "cell_id", "outcome")
@@ -45,7 +45,7 @@ _STEP_FIELDS = ("step_id", "code", "cell_id", "outcome")
 
 def is_notebook_id(value: Any) -> bool:
     """Whether ``value`` is a well-formed notebook id (32 to 64 lower-case hex digits)."""
-    return isinstance(value, str) and _NOTEBOOK_ID.match(value) is not None
+    return isinstance(value, str) and _NOTEBOOK_ID.fullmatch(value) is not None
 
 
 def _chapyter(metadata: Any) -> dict:

@@ -1,0 +1,282 @@
+"""The chat travels with the notebook: saved in its metadata when ``save_chat_in_notebook`` is
+on (redacted, size-capped), shown and continued where a notebook carrying it is opened, and
+exported as Markdown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chapyter_ext.contract import validate_stored_chat
+from chapyter_ext.server.chat_markdown import chat_markdown, export_filename, fence
+from chapyter_ext.server.history import ChatMessage, utc_now
+from chapyter_ext.server.stored_chat import build_stored_chat, read_stored_chat
+
+NB_ID = "5" * 32
+
+
+def notebook(metadata: dict | None = None) -> dict:
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": metadata or {},
+        "cells": [
+            {
+                "id": "c1",
+                "cell_type": "code",
+                "source": "x = 1",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+    }
+
+
+@pytest.fixture
+def put_notebook(jp_fetch):
+    """Save a notebook through the contents API, as JupyterLab does."""
+
+    async def put(path: str, content: dict) -> None:
+        await jp_fetch(
+            "api",
+            "contents",
+            path,
+            method="PUT",
+            body=json.dumps({"type": "notebook", "content": content}),
+        )
+
+    return put
+
+
+def on_disk(root, path: str) -> dict:
+    return json.loads((root / path).read_text())
+
+
+def history_of(messages: list[tuple[str, str]], chats: int = 1) -> dict:
+    """A history as the store keeps it: ``chats`` chats of the same messages."""
+    data = {"notebook_id": NB_ID, "notebook": "a.ipynb", "current": "", "chats": {}}
+    for n in range(chats):
+        data["chats"][f"chat{n}"] = {
+            "created": "2025-01-01T00:00:00.000Z",
+            "messages": [
+                ChatMessage(id=f"m{n}-{i}", role=role, content=text).to_json()
+                for i, (role, text) in enumerate(messages)
+            ],
+        }
+        data["current"] = f"chat{n}"
+    return data
+
+
+# -- the stored form ---------------------------------------------------------------------------
+
+
+def test_stored_chat_follows_the_schema_and_its_size_cap():
+    messages = [("user", f"question {i} " + "x" * 300) for i in range(40)]
+    data = history_of(messages, chats=3)
+    stored = build_stored_chat(data, lambda text: text, 4096)
+    assert validate_stored_chat(stored) == []
+    assert len(json.dumps(stored, separators=(",", ":")).encode()) <= 4096
+    assert stored["truncated"] is True
+    # Only the current chat fits, with its newest messages, in order.
+    (chat,) = stored["chats"]
+    assert chat["id"] == stored["current"] == "chat2"
+    kept = [m["content"].split(" x")[0] for m in chat["messages"]]
+    assert kept == [f"question {i}" for i in range(40 - len(kept), 40)] and kept
+
+    roomy = build_stored_chat(data, lambda text: text, 10**7)
+    assert roomy["truncated"] is False and [c["id"] for c in roomy["chats"]] == [
+        "chat0",
+        "chat1",
+        "chat2",
+    ]
+    assert build_stored_chat(history_of([]), str, 4096) is None  # nothing to carry
+
+
+def test_reading_a_stored_chat_checks_it():
+    data = history_of([("user", "q"), ("assistant", "a")], chats=2)
+    carried = read_stored_chat(build_stored_chat(data, str, 10**6))
+    assert [len(c["messages"]) for c in carried.chats] == [2, 2] and carried.current == 1
+    assert "came with the notebook" in carried.notice()
+    bad = {"schema": 1, "chats": [{"id": "x", "messages": [{"role": "robot"}]}]}
+    with pytest.raises(ValueError) as err:
+        read_stored_chat(bad)
+    assert str(err.value) == (
+        "The chat saved in the notebook cannot be read: stored chat 1, message 1 has no id."
+    )
+    with pytest.raises(ValueError, match="schema 2; this version reads 1"):
+        read_stored_chat({**bad, "schema": 2, "chats": []})
+
+
+# -- saved on save, opt-in ---------------------------------------------------------------------
+
+
+async def test_off_by_default_the_notebook_gets_only_its_id(
+    put_notebook, post_chat, fake, jp_root_dir, get_json
+):
+    fake.script("answer")
+    await put_notebook("a.ipynb", notebook())
+    _, reader = await post_chat({"notebook": "a.ipynb", "message": "q", "notebook_id": NB_ID})
+    assert reader.names[-1] == "done"
+    await put_notebook("a.ipynb", notebook())  # saved by a client that knows no id
+    saved = on_disk(jp_root_dir, "a.ipynb")["metadata"]
+    assert saved == {"chapyter": {"notebook_id": NB_ID}}
+    _, config = await get_json("chapyter-ext", "config")
+    assert config["save_chat_in_notebook"] is False
+    # A notebook that never chatted is saved as it came.
+    await put_notebook("other.ipynb", notebook({"keep": 1}))
+    assert on_disk(jp_root_dir, "other.ipynb")["metadata"] == {"keep": 1}
+
+
+@pytest.mark.chapyter_config(
+    {"Chapyter": {"save_chat_in_notebook": True, "save_chat_max_bytes": 4096}}
+)
+async def test_on_the_chats_are_saved_redacted_and_capped(
+    put_notebook, post_chat, fake, jp_root_dir, secrets, get_json
+):
+    fake.script(*[f"answer {i} " + "y" * 400 for i in range(12)])
+    await put_notebook("a.ipynb", notebook({"kernelspec": {"name": "python3"}}))
+    for i in range(12):
+        body = {"notebook": "a.ipynb", "message": f"q{i} key={secrets[0]}", "notebook_id": NB_ID}
+        _, reader = await post_chat(body)
+        assert reader.names[-1] == "done"
+    await put_notebook("a.ipynb", notebook({"kernelspec": {"name": "python3"}}))
+    raw = (jp_root_dir / "a.ipynb").read_text()
+    assert not any(secret in raw for secret in secrets)
+    metadata = json.loads(raw)["metadata"]
+    assert metadata["kernelspec"] == {"name": "python3"}  # the rest is kept
+    stored = metadata["chapyter"]["chat"]
+    assert metadata["chapyter"]["notebook_id"] == NB_ID
+    assert validate_stored_chat(stored) == [] and stored["truncated"] is True
+    assert len(json.dumps(stored, separators=(",", ":")).encode()) <= 4096
+    last = stored["chats"][0]["messages"][-1]
+    assert last["role"] == "assistant" and last["content"].startswith("answer 11")
+    assert "q11 key=<redacted>" in [m["content"] for m in stored["chats"][0]["messages"]]
+    _, config = await get_json("chapyter-ext", "config")
+    assert config["save_chat_in_notebook"] is True
+
+    # Clearing the chat and saving removes it from the notebook.
+    await get_json("chapyter-ext", "history", method="DELETE", params={"notebook": "a.ipynb"})
+    await put_notebook("a.ipynb", json.loads(raw))
+    assert on_disk(jp_root_dir, "a.ipynb")["metadata"]["chapyter"] == {"notebook_id": NB_ID}
+
+
+# -- opened elsewhere --------------------------------------------------------------------------
+
+
+async def test_a_notebook_carrying_a_chat_shows_it_and_continues_it(
+    get_json, post_chat, fake, secrets
+):
+    data = history_of([("user", "what is x?"), ("assistant", "x is 1.")], chats=2)
+    stored = build_stored_chat(data, str, 10**6)
+    stored["chats"][1]["messages"][0]["content"] = f"leaked {secrets[0]}"
+    body = {"notebook": "carried.ipynb", "notebook_id": NB_ID, "chat": stored}
+    status, view = await get_json("chapyter-ext", "history", "import", method="POST", body=body)
+    assert status == 200, view
+    assert view["notebook_id"] == NB_ID and len(view["chats"]) == 2
+    assert [m["content"] for m in view["messages"]] == ["leaked <redacted>", "x is 1."]
+    assert "came with the notebook" in view["notice"]
+
+    # Continued: the next question goes to the model with the carried turns before it.
+    fake.script("y is 2.")
+    _, reader = await post_chat(
+        {"notebook": "carried.ipynb", "message": "and y?", "notebook_id": NB_ID}
+    )
+    assert reader.first("start")["chat_id"] == view["chat_id"]
+    sent = [m["content"] for m in fake.requests[-1].body["messages"]]
+    assert "x is 1." in sent and sent[-1].endswith("and y?")
+
+    # Opened again (another tab, a reload): this server's copy wins, nothing is doubled.
+    _, again = await get_json("chapyter-ext", "history", "import", method="POST", body=body)
+    assert len(again["messages"]) == 4 and "notice" not in again
+
+    bad = {**body, "notebook": "bad.ipynb", "notebook_id": None, "chat": {"schema": 1}}
+    status, error = await get_json("chapyter-ext", "history", "import", method="POST", body=bad)
+    assert status == 400 and "no list of chats" in error["error"]["message"]
+
+
+async def test_saved_here_and_continued_where_the_server_never_saw_it(
+    put_notebook, post_chat, fake, jp_root_dir, ext_app, get_json, jp_fetch, monkeypatch
+):
+    # Saved with its chat (the setting flipped at run time) ...
+    monkeypatch.setattr(ext_app.contents, "save_chat", True)
+    fake.script("forty-two")
+    await put_notebook("a.ipynb", notebook())
+    await post_chat({"notebook": "a.ipynb", "message": "the answer?", "notebook_id": NB_ID})
+    await put_notebook("a.ipynb", notebook())
+    committed = (jp_root_dir / "a.ipynb").read_text()
+    # ... then deleted and its history pruned: this server knows nothing of it any more.
+    await jp_fetch("api", "contents", "a.ipynb", method="DELETE")
+    store = ext_app.history.store
+    assert await ext_app.history.run(store.prune, 0.0) == [NB_ID]
+    # The committed file comes back (a git checkout on another machine).
+    (jp_root_dir / "a.ipynb").write_text(committed)
+    carried = json.loads(committed)["metadata"]["chapyter"]
+    params = {"notebook": "a.ipynb", "notebook_id": carried["notebook_id"]}
+    _, empty = await get_json("chapyter-ext", "history", params=params)
+    assert empty["messages"] == [] and empty["notebook_id"] == ""
+    body = {**params, "chat": carried["chat"]}
+    _, view = await get_json("chapyter-ext", "history", "import", method="POST", body=body)
+    assert [m["content"] for m in view["messages"]] == ["the answer?", "forty-two"]
+    assert view["notebook_id"] == NB_ID
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+def test_markdown_has_questions_answers_steps_models_and_times():
+    step = {
+        "step_id": "s1",
+        "code": "print('```')\nkey = 'sk-SECRET-9'",
+        "cell_id": "cell-7",
+        "outcome": "ran: printed ```",
+    }
+    messages = [
+        ChatMessage(
+            id="1", role="user", content="## not a heading\nplot it", model="m", created=utc_now()
+        ),
+        ChatMessage(
+            id="2",
+            role="assistant",
+            content="Here it is.",
+            model="gpt-x",
+            created="2025-03-14T09:26:53.123Z",
+            steps=(step,),
+        ),
+        ChatMessage(id="3", role="assistant", content="", status="error", error="HTTP 500"),
+    ]
+    text = chat_markdown(
+        "dir/analysis.ipynb",
+        messages,
+        lambda t: t.replace("sk-SECRET-9", "<redacted>"),
+        exported="2025-03-14T10:00:00.000Z",
+        version="9.9",
+    )
+    assert text.startswith("# Chat: analysis.ipynb\n")
+    assert "exported 2025-03-14 10:00 UTC by chapyter-ext 9.9" in text
+    assert "> ## not a heading\n> plot it" in text
+    assert "### Answer · 2025-03-14 09:26 UTC · `gpt-x`" in text
+    assert "1. ran: printed ``` (cell `cell-7`)" in text
+    assert "   ````python\n   print('```')\n   key = '<redacted>'\n   ````" in text
+    assert "sk-SECRET" not in text
+    assert "*This reply failed: HTTP 500*" in text
+    assert export_filename("dir/analysis.ipynb") == "analysis.chat.md"
+    assert fence("a\n", "") == "```\na\n```"
+
+
+async def test_export_route(get_json, post_chat, fake, secrets):
+    status, error = await get_json(
+        "chapyter-ext", "history", "export", params={"notebook": "e.ipynb"}
+    )
+    assert status == 404 and error["error"]["kind"] == "not_found"
+    fake.script(f"The key is {secrets[0]}.")
+    await post_chat({"notebook": "e.ipynb", "message": "what is my key?"})
+    status, exported = await get_json(
+        "chapyter-ext", "history", "export", params={"notebook": "e.ipynb"}
+    )
+    assert status == 200 and exported["filename"] == "e.chat.md"
+    markdown = exported["markdown"]
+    assert "> what is my key?" in markdown and "The key is <redacted>." in markdown
+    assert "`fake-model`" in markdown
+    assert not any(secret in markdown for secret in secrets)
