@@ -15,17 +15,21 @@ import {
   IMagicOptions,
   isEdited,
   isGeneratedCell,
+  isNotebookId,
   isPromptCell,
   isUpToDate,
   lastChange,
   linkGenerated,
   MagicLineError,
+  newNotebookId,
+  notebookChatInfo,
   normalizeRequest,
   parseMagicLine,
   parsePrompt,
   promptMetadata,
   readGenerationPayload,
-  requestSha256
+  requestSha256,
+  withNotebookId
 } from '../contract';
 
 const VECTORS = JSON.parse(
@@ -223,5 +227,43 @@ describe('links', () => {
     expect(
       indices(cell => isGeneratedCell(cell) && hasSyntaxError(cell))
     ).toEqual(c.syntax_error);
+  });
+});
+
+describe('the notebook-level contract', () => {
+  it.each(table(VECTORS.notebook_ids, c => JSON.stringify(c.value)))(
+    'isNotebookId %s',
+    (_name, c: any) => {
+      expect(isNotebookId(c.value)).toBe(c.valid);
+    }
+  );
+
+  it.each(table(VECTORS.notebook_chat_info, c => c.name))(
+    'notebookChatInfo: %s',
+    (_name, c: any) => {
+      expect(notebookChatInfo(c.metadata)).toEqual(c.info);
+    }
+  );
+
+  it.each(table(VECTORS.with_notebook_id, (_c, i) => i))(
+    'withNotebookId #%d',
+    (_i, c: any) => {
+      const before = JSON.stringify(c.chapyter);
+      if (c.error) {
+        expect(() => withNotebookId(c.chapyter, c.notebook_id)).toThrow();
+        return;
+      }
+      expect(withNotebookId(c.chapyter, c.notebook_id)).toEqual(c.result);
+      expect(JSON.stringify(c.chapyter)).toBe(before);
+    }
+  );
+
+  it('makes fresh, well-formed ids', () => {
+    const ids = new Set([newNotebookId(), newNotebookId(), newNotebookId()]);
+    expect(ids.size).toBe(3);
+    for (const id of ids) {
+      expect(isNotebookId(id)).toBe(true);
+      expect(id).toHaveLength(32);
+    }
   });
 });

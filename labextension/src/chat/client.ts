@@ -9,6 +9,7 @@ import {
   IChatClient,
   IChatConfig,
   IChatRequest,
+  IChatExport,
   IContextPreview,
   IHistoryView
 } from './tokens';
@@ -30,6 +31,14 @@ async function call<T>(endPoint: string, init: RequestInit = {}): Promise<T> {
 
 function json(method: string, body: unknown): RequestInit {
   return { method, body: JSON.stringify(body) };
+}
+
+/** A query string of the parameters that have a value. */
+function query(params: { [key: string]: string | null | undefined }): string {
+  const parts = Object.entries(params)
+    .filter(([, value]) => !!value)
+    .map(([key, value]) => `${key}=${encodeURIComponent(value!)}`);
+  return parts.length ? `?${parts.join('&')}` : '';
 }
 
 /** The {@link IChatClient} that talks to the Jupyter server. */
@@ -78,25 +87,52 @@ export class ChatClient implements IChatClient {
     return !!reply?.stopped;
   }
 
-  /** `GET history?notebook=`. */
-  history(notebook: string): Promise<IHistoryView> {
+  /** `GET history?notebook=[&notebook_id=]`. */
+  history(notebook: string, notebookId?: string | null): Promise<IHistoryView> {
     return call<IHistoryView>(
-      `history?notebook=${encodeURIComponent(notebook)}`
+      `history${query({ notebook, notebook_id: notebookId })}`
     );
   }
 
   /** `POST history/new`. */
-  newChat(notebook: string): Promise<IHistoryView> {
-    return call<IHistoryView>('history/new', json('POST', { notebook }));
+  newChat(notebook: string, notebookId?: string | null): Promise<IHistoryView> {
+    const body = notebookId
+      ? { notebook, notebook_id: notebookId }
+      : { notebook };
+    return call<IHistoryView>('history/new', json('POST', body));
   }
 
   /** `DELETE history?notebook=`. */
-  clearHistory(notebook: string): Promise<IHistoryView> {
+  clearHistory(
+    notebook: string,
+    notebookId?: string | null
+  ): Promise<IHistoryView> {
     return call<IHistoryView>(
-      `history?notebook=${encodeURIComponent(notebook)}`,
-      {
-        method: 'DELETE'
-      }
+      `history${query({ notebook, notebook_id: notebookId })}`,
+      { method: 'DELETE' }
+    );
+  }
+
+  /** `POST history/import`. */
+  importChat(
+    notebook: string,
+    notebookId: string | null,
+    chat: unknown
+  ): Promise<IHistoryView> {
+    const body = notebookId
+      ? { notebook, notebook_id: notebookId, chat }
+      : { notebook, chat };
+    return call<IHistoryView>('history/import', json('POST', body));
+  }
+
+  /** `GET history/export`. */
+  exportChat(
+    notebook: string,
+    notebookId?: string | null,
+    chatId?: string | null
+  ): Promise<IChatExport> {
+    return call<IChatExport>(
+      `history/export${query({ notebook, notebook_id: notebookId, chat_id: chatId })}`
     );
   }
 }

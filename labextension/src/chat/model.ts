@@ -1,27 +1,23 @@
 /**
  * The chat sidebar's state, without DOM and without JupyterLab runtime code: the server is an
  * injected {@link IChatClient} and the notebook's context an injected function, so the
- * streaming state machine is tested in node.
- *
- * Each notebook has its own thread (chat id, messages, streaming state). Switching notebooks
- * while a reply streams leaves that reply running in its thread; the view follows the current
- * notebook's thread only.
+ * streaming state machine is tested in node. The threads and their histories are
+ * {@link ChatHistoryModel}'s (`historyModel.ts`); this adds models, context, sending,
+ * streaming and stopping.
  */
 
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { INotebookSnapshot } from './context';
 import { ChatEvent } from './events';
+import { ChatHistoryModel } from './historyModel';
 import { ModelChoice } from './modelChoice';
 import {
   applyEvent,
   beginReply,
-  ChatState,
   endReply,
   errorMessage,
-  IThread,
-  loadThread,
-  newThread
+  IThread
 } from './thread';
 import {
   IChatClient,
@@ -29,8 +25,8 @@ import {
   IChatMessage,
   IChatRequest,
   IChatTurnHook,
-  IHistoryView,
   IModelInfo,
+  INotebookIdentity,
   MessageStatus
 } from './tokens';
 
@@ -55,12 +51,15 @@ export interface IChatModelOptions {
   sendContext?: boolean;
   /** How long Stop waits for the server to end the stream before cutting it, in ms. */
   stopGraceMs?: number;
+  /** The open notebooks' metadata (their chat ids, the chats they carry); none: paths only. */
+  identity?: INotebookIdentity | null;
 }
 
 /** The chat's state and actions; the view listens to its signals. */
-export class ChatModel {
+export class ChatModel extends ChatHistoryModel {
   /** Create a model over a client. */
   constructor(options: IChatModelOptions) {
+    super(options.client, options.identity ?? null);
     this._client = options.client;
     this.contextProvider = options.context ?? null;
     this.snapshotProvider = options.snapshot ?? null;
@@ -77,75 +76,6 @@ export class ChatModel {
 
   /** Runs messages as agent turns while it is enabled (`agent/`); null: plain replies. */
   agent: IChatTurnHook | null = null;
-
-  /** Messages, state, error, notebook or models changed: redraw the structure. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
-
-  /** One message of the current thread got new text or a new status (while streaming). */
-  get messageChanged(): ISignal<this, IChatMessage> {
-    return this._messageChanged;
-  }
-
-  /** The context preview or its toggle changed. */
-  get contextChanged(): ISignal<this, void> {
-    return this._contextChanged;
-  }
-
-  /** Path of the notebook the chat is about, or null. */
-  get notebook(): string | null {
-    return this._notebook;
-  }
-
-  /** The current notebook's messages, oldest first. */
-  get messages(): readonly IChatMessage[] {
-    return this._current()?.messages ?? [];
-  }
-
-  /** What the current notebook's chat is doing. */
-  get state(): ChatState {
-    return this._current()?.state ?? 'idle';
-  }
-
-  /** Whether Stop was asked for and the stream has not ended yet. */
-  get stopping(): boolean {
-    return !!this._current()?.stopping;
-  }
-
-  /** The current chat's id, once known. */
-  get chatId(): string | null {
-    return this._current()?.chatId ?? null;
-  }
-
-  /** The last error of the current notebook's chat, one line, or null. */
-  get error(): string | null {
-    return this._current()?.error ?? this._configError;
-  }
-
-  /** Something to tell the user once about the current notebook's chat, or null. */
-  get notice(): string | null {
-    return this._current()?.notice ?? null;
-  }
-
-  /** Hide the notice (it is not shown again). */
-  dismissNotice(): void {
-    const thread = this._current();
-    if (thread?.notice) {
-      thread.notice = null;
-      this._changed.emit();
-    }
-  }
-
-  /** Hide the error line. */
-  dismissError(): void {
-    const thread = this._current();
-    if (thread) {
-      thread.error = null;
-    }
-    this._configError = null;
-    this._changed.emit();
-  }
 
   /** Models the server offers. */
   get models(): readonly IModelInfo[] {
@@ -208,63 +138,22 @@ export class ChatModel {
     return this._context;
   }
 
+  /** Whether the server saves chats in their notebooks (`Chapyter.save_chat_in_notebook`). */
+  get savesInNotebook(): boolean {
+    return this._savesInNotebook;
+  }
+
   /** Load the models from the server. */
   async loadConfig(): Promise<void> {
     try {
-      this._choice.configure(await this._client.config());
+      const config = await this._client.config();
+      this._choice.configure(config);
+      this._savesInNotebook = !!config?.save_chat_in_notebook;
       this._configError = null;
     } catch (error) {
       this._configError = `Could not load the chat settings: ${errorMessage(error)}`;
     }
     this._changed.emit();
-  }
-
-  /** Follow another notebook (null: none); loads its history unless a reply streams there. */
-  async setNotebook(path: string | null): Promise<void> {
-    if (path === this._notebook) {
-      return;
-    }
-    this._notebook = path;
-    this._context = null;
-    this._changed.emit();
-    this._contextChanged.emit();
-    if (!path) {
-      return;
-    }
-    let thread = this._threads.get(path);
-    if (!thread) {
-      thread = newThread(path);
-      this._threads.set(path, thread);
-    }
-    if (thread.state !== 'streaming') {
-      await this._load(thread, () => this._client.history(path));
-    }
-  }
-
-  /** Load the current notebook's history again. */
-  async reloadHistory(): Promise<void> {
-    const thread = this._current();
-    if (thread && thread.state !== 'streaming') {
-      await this._load(thread, () => this._client.history(thread.notebook));
-    }
-  }
-
-  /** Start a new chat for the current notebook; the earlier ones stay on the server. */
-  async newChat(): Promise<void> {
-    const thread = this._current();
-    if (thread && thread.state !== 'streaming') {
-      await this._load(thread, () => this._client.newChat(thread.notebook));
-    }
-  }
-
-  /** Forget every chat of the current notebook. */
-  async clearHistory(): Promise<void> {
-    const thread = this._current();
-    if (thread && thread.state !== 'streaming') {
-      await this._load(thread, () =>
-        this._client.clearHistory(thread.notebook)
-      );
-    }
   }
 
   /**
@@ -319,6 +208,10 @@ export class ChatModel {
       if (model) {
         request.model = model;
       }
+      const notebookId = await this._threads.notebookId(thread, true);
+      if (notebookId) {
+        request.notebook_id = notebookId;
+      }
       const context = await this._collectContext(text);
       if (context) {
         request.context = context;
@@ -362,6 +255,10 @@ export class ChatModel {
       if (thread.notebook === this._notebook) {
         this._changed.emit();
       }
+      if (thread.moved) {
+        thread.moved = false;
+        void this._refresh(thread);
+      }
       if (this.snapshotProvider && !this._disposed) {
         void this.refreshContext();
       }
@@ -398,25 +295,9 @@ export class ChatModel {
     await this._stopOnServer(thread, thread.messageId);
   }
 
-  /** Stop every stream (the panel is going away). */
-  dispose(): void {
-    if (this._disposed) {
-      return;
-    }
-    this._disposed = true;
-    for (const thread of this._threads.values()) {
-      thread.controller?.abort();
-    }
-    Signal.clearData(this);
-  }
-
-  /** Whether {@link dispose} was called. */
-  get isDisposed(): boolean {
-    return this._disposed;
-  }
-
-  private _current(): IThread | null {
-    return this._notebook ? (this._threads.get(this._notebook) ?? null) : null;
+  /** The context collected for the old notebook does not go with the new one. */
+  protected _notebookChanged(): void {
+    this._context = null;
   }
 
   private async _collectContext(
@@ -521,43 +402,14 @@ export class ChatModel {
     this._setStatus(thread, reply, 'error');
   }
 
-  private _emitMessage(thread: IThread, message: IChatMessage): void {
-    if (thread.notebook === this._notebook && !this._disposed) {
-      this._messageChanged.emit(message);
-    }
-  }
-
-  private async _load(
-    thread: IThread,
-    fetch: () => Promise<IHistoryView>
-  ): Promise<void> {
-    const loading = loadThread(thread, fetch);
-    if (thread.notebook === this._notebook) {
-      this._changed.emit(); // now 'loading'
-    }
-    if (
-      (await loading) &&
-      thread.notebook === this._notebook &&
-      !this._disposed
-    ) {
-      this._changed.emit();
-    }
-  }
-
   private _client: IChatClient;
-  private _threads = new Map<string, IThread>();
-  private _notebook: string | null = null;
+  private _savesInNotebook = false;
   private _choice = new ModelChoice();
-  private _configError: string | null = null;
   private _context: IChatContext | null = null;
   private _contextLoads = 0;
   private _draft = '';
   private _contextDefault: boolean;
   private _contextEnabled: boolean;
   private _stopGraceMs: number;
-  private _disposed = false;
-  private _changed = new Signal<this, void>(this);
   private _modelSelected = new Signal<this, string | null>(this);
-  private _messageChanged = new Signal<this, IChatMessage>(this);
-  private _contextChanged = new Signal<this, void>(this);
 }

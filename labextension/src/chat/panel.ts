@@ -6,7 +6,7 @@
 
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { addIcon, stopIcon } from '@jupyterlab/ui-components';
+import { addIcon, downloadIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
@@ -53,6 +53,8 @@ export interface IChatPanelOptions {
   actions: CodeActions;
   /** Agent mode (the toggle, the policy, the steps under answers); none: plain chat only. */
   agent?: AgentController | null;
+  /** Runs "Export chat" (the plugin's command); none: no Export button. */
+  exportChat?: (() => Promise<unknown>) | null;
 }
 
 /** The sidebar panel titled "AI Chat". */
@@ -87,7 +89,27 @@ export class ChatPanel extends Widget {
       'New chat: start over for this notebook (earlier chats are kept)'
     );
     this._newChat.addEventListener('click', () => void this._startNewChat());
-    header.append(this._modelSelect, this._newChat);
+    // Issue 23: where this chat goes with the notebook, and its export.
+    this._saved = element(
+      'span',
+      'jp-Chapyter-chatSaved',
+      {
+        role: 'note',
+        title:
+          'Saved in the notebook: saving the notebook stores this chat in its metadata (redacted), so it travels with the file (Chapyter.save_chat_in_notebook)'
+      },
+      'In notebook'
+    );
+    this._export = button(
+      'jp-Chapyter-chatExport',
+      'Export chat',
+      '',
+      downloadIcon,
+      'Export chat: write it as Markdown next to the notebook (secrets redacted)'
+    );
+    this._export.hidden = !options.exportChat;
+    this._export.addEventListener('click', () => void options.exportChat?.());
+    header.append(this._saved, this._modelSelect, this._export, this._newChat);
 
     // Messages, with the empty state in the same scrolling area.
     this._messages = element('div', 'jp-Chapyter-chatMessages', {
@@ -330,6 +352,9 @@ export class ChatPanel extends Widget {
     const model = this.model;
     this._drawModels();
     this._newChat.disabled = !model.notebook || model.state !== 'idle';
+    this._export.disabled =
+      !model.chatId || !model.messages.length || model.state !== 'idle';
+    this._saved.hidden = !model.savesInNotebook || !model.notebook;
     this._drawMessages();
     this._drawEmpty();
     const error = model.error ?? model.notice;
@@ -517,6 +542,8 @@ export class ChatPanel extends Widget {
   private _agentControls: IAgentControls | null = null;
   private _modelSelect: HTMLSelectElement;
   private _newChat: HTMLButtonElement;
+  private _export: HTMLButtonElement;
+  private _saved: HTMLElement;
   private _messages: HTMLElement;
   private _empty: HTMLElement;
   private _error: HTMLElement;

@@ -5,7 +5,12 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import {
+  Dialog,
+  ICommandPalette,
+  Notification,
+  showDialog
+} from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -16,8 +21,15 @@ import { AgentController } from '../agent/controller';
 import { NotebookDriver } from '../agent/notebook';
 import { CodeActions } from './actions';
 import { ChatClient } from './client';
+import {
+  downloadMarkdown,
+  exportPath,
+  fileExists,
+  saveMarkdown
+} from './exportChat';
 import { chatIcon } from './icons';
-import { ChatModel } from './model';
+import { TrackerIdentity } from './identity';
+import { ChatModel, errorMessage } from './model';
 import { NotebookContextCollector } from './notebookContext';
 import {
   ChatCommandIDs,
@@ -67,7 +79,8 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     const model = new ChatModel({
       client,
       context: message => collector.collect(message),
-      snapshot: () => collector.snapshot()
+      snapshot: () => collector.snapshot(),
+      identity: new TrackerIdentity(tracker)
     });
     const agent = new AgentController({
       client: new AgentClient(),
@@ -102,7 +115,8 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       rendermime,
       languages,
       actions: new CodeActions(tracker),
-      agent
+      agent,
+      exportChat: () => app.commands.execute(ChatCommandIDs.exportChat)
     });
     panel.id = 'jp-chapyter-chat';
     panel.title.icon = chatIcon;
@@ -159,18 +173,41 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
         });
     }
 
-    // The chat follows the active notebook, also across renames.
-    let followed: NotebookPanel | null = null;
-    const onPathChanged = () =>
-      void model.setNotebook(followed?.context.path ?? null);
-    const follow = (notebook: NotebookPanel | null) => {
-      followed?.context.pathChanged.disconnect(onPathChanged);
-      followed = notebook;
-      followed?.context.pathChanged.connect(onPathChanged);
-      void model.setNotebook(notebook?.context.path ?? null);
+    // The chat follows the active notebook. A notebook renamed or moved (the file browser,
+    // Rename, Save As) keeps its thread, a reply streaming in it included.
+    const paths = new WeakMap<NotebookPanel['context'], string>();
+    const followRenames = (notebook: NotebookPanel) => {
+      const context = notebook.context;
+      if (paths.has(context)) {
+        return; // another view of the same notebook
+      }
+      paths.set(context, context.path);
+      context.pathChanged.connect((_, newPath) => {
+        const oldPath = paths.get(context);
+        paths.set(context, newPath);
+        if (oldPath && oldPath !== newPath) {
+          void model.renameNotebook(oldPath, newPath).then(() => {
+            if (panel.isVisible) {
+              void model.refreshContext();
+            }
+          });
+        }
+      });
     };
-    tracker.currentChanged.connect((_, notebook) => follow(notebook));
-    follow(tracker.currentWidget);
+    tracker.forEach(followRenames);
+    tracker.widgetAdded.connect((_, notebook) => followRenames(notebook));
+    tracker.currentChanged.connect(
+      (_, notebook) => void model.setNotebook(notebook?.context.path ?? null)
+    );
+    void model.setNotebook(tracker.currentWidget?.context.path ?? null);
+    // Another tab may have added to this notebook's chat while this one was away.
+    const catchUp = () => {
+      if (document.visibilityState === 'visible' && panel.isVisible) {
+        void model.refreshHistory();
+      }
+    };
+    window.addEventListener('focus', catchUp);
+    document.addEventListener('visibilitychange', catchUp);
 
     // The chip reads the kernel, so only while someone can see it.
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -233,8 +270,75 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       execute: () =>
         model.contextDefault ? collector.snapshot() : Promise.resolve(null)
     });
+    const canExport = () =>
+      !!model.notebook && !!model.chatId && model.state === 'idle';
+    app.commands.addCommand(ChatCommandIDs.exportChat, {
+      label: 'Export AI Chat as Markdown',
+      caption:
+        "Write the current chat (questions, answers, the agent's steps) as <notebook>.chat.md " +
+        'next to the notebook, secrets redacted, and open it',
+      describedBy: { args: { type: 'object', properties: {} } },
+      isEnabled: canExport,
+      execute: async () => {
+        const notebook = model.notebook;
+        try {
+          const exported = await model.exportChat();
+          if (!notebook || !exported) {
+            return;
+          }
+          const path = exportPath(notebook, exported.filename);
+          const contents = app.serviceManager.contents;
+          if (await fileExists(contents, path)) {
+            const answer = await showDialog({
+              title: 'Replace the exported chat?',
+              body: `${path} exists. Replace it with this chat?`,
+              buttons: [
+                Dialog.cancelButton(),
+                Dialog.warnButton({ label: 'Replace' })
+              ]
+            });
+            if (!answer.button.accept) {
+              return;
+            }
+          }
+          await saveMarkdown(contents, path, exported.markdown);
+          // As text: a Markdown preview would load the answers' remote images.
+          await app.commands.execute('docmanager:open', {
+            path,
+            factory: 'Editor'
+          });
+        } catch (error) {
+          Notification.error(
+            `Could not export the chat: ${errorMessage(error)}`,
+            { autoClose: 8000 }
+          );
+        }
+      }
+    });
+    app.commands.addCommand(ChatCommandIDs.downloadChat, {
+      label: 'Download AI Chat as Markdown',
+      caption:
+        'Download the current chat as a Markdown file, secrets redacted (nothing is written next to the notebook)',
+      describedBy: { args: { type: 'object', properties: {} } },
+      isEnabled: canExport,
+      execute: async () => {
+        try {
+          const exported = await model.exportChat();
+          if (exported) {
+            downloadMarkdown(exported.filename, exported.markdown);
+          }
+        } catch (error) {
+          Notification.error(
+            `Could not export the chat: ${errorMessage(error)}`,
+            { autoClose: 8000 }
+          );
+        }
+      }
+    });
     palette?.addItem({ command: ChatCommandIDs.open, category: 'AI' });
     palette?.addItem({ command: ChatCommandIDs.newChat, category: 'AI' });
+    palette?.addItem({ command: ChatCommandIDs.exportChat, category: 'AI' });
+    palette?.addItem({ command: ChatCommandIDs.downloadChat, category: 'AI' });
   }
 };
 

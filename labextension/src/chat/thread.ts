@@ -33,6 +33,8 @@ export interface IThread {
   stopTimer: ReturnType<typeof setTimeout> | null;
   /** Counts history loads, so a late answer to an older one is ignored. */
   loads: number;
+  /** The notebook was renamed or moved while a reply streamed: read the history once it ends. */
+  moved: boolean;
 }
 
 /** A fresh, idle thread for a notebook. */
@@ -48,7 +50,8 @@ export function newThread(notebook: string): IThread {
     messageId: null,
     stopping: false,
     stopTimer: null,
-    loads: 0
+    loads: 0,
+    moved: false
   };
 }
 
@@ -172,11 +175,7 @@ export async function loadThread(
     if (load !== thread.loads) {
       return false;
     }
-    thread.chatId = view?.chat_id ?? null;
-    thread.messages = (view?.messages ?? []).map(messageFromServer);
-    if (view?.notice) {
-      thread.notice = view.notice;
-    }
+    applyView(thread, view);
   } catch (error) {
     if (load !== thread.loads) {
       return false;
@@ -185,6 +184,41 @@ export async function loadThread(
   }
   thread.state = 'idle';
   return true;
+}
+
+/**
+ * The server's messages, keeping each message object already shown where the server has the
+ * same one (same id, or the same role and text for a message still under its local id), so
+ * a refresh that finds nothing new redraws nothing.
+ */
+export function mergeMessages(
+  shown: readonly IChatMessage[],
+  served: readonly Partial<IChatMessage>[]
+): IChatMessage[] {
+  return served.map((data, index) => {
+    const fresh = messageFromServer(data);
+    const old = shown[index];
+    if (
+      old &&
+      old.status !== 'streaming' &&
+      old.role === fresh.role &&
+      (old.id === fresh.id ||
+        (old.id.startsWith('local-') && old.content === fresh.content))
+    ) {
+      // The server's record wins; what only this tab knew (the cap that stopped a turn) stays.
+      return Object.assign(old, fresh);
+    }
+    return fresh;
+  });
+}
+
+/** Show a history view in the thread: its chat, its messages, its notice. */
+export function applyView(thread: IThread, view: IHistoryView | null): void {
+  thread.chatId = view?.chat_id ?? null;
+  thread.messages = mergeMessages(thread.messages, view?.messages ?? []);
+  if (view?.notice) {
+    thread.notice = view.notice;
+  }
 }
 
 /** Add the user's message and an empty reply, which streams; returns the reply. */

@@ -20,6 +20,10 @@ export namespace ChatCommandIDs {
   export const newChat = 'chapyter-ext:new-chat';
   /** Show the chat and send `text` with the notebook's context (Explain uses it). */
   export const ask = 'chapyter-ext:ask-chat';
+  /** Write the current chat as Markdown next to its notebook (`<name>.chat.md`) and open it. */
+  export const exportChat = 'chapyter-ext:export-chat';
+  /** Download the current chat as a Markdown file. */
+  export const downloadChat = 'chapyter-ext:download-chat';
   /** The active notebook's context snapshot, as a chat message sends it (null: none). */
   export const snapshot = 'chapyter-ext:chat-snapshot';
 }
@@ -56,6 +60,8 @@ export interface IChatConfig {
   context_budget?: number;
   /** Agent turns: the server's default policy and caps. */
   agent?: { policy?: string; max_steps?: number; time_limit?: number };
+  /** Whether saving a notebook stores its chats in its metadata (`Chapyter.save_chat_in_notebook`). */
+  save_chat_in_notebook?: boolean;
 }
 
 /** Where a message stands. */
@@ -93,8 +99,39 @@ export interface IHistoryView {
   chats: string[];
   /** The notebook path as the server normalised it. */
   notebook?: string;
+  /** The notebook's stable id on the server ('' until it has a history): its metadata's. */
+  notebook_id?: string;
   /** Something to tell the user once, e.g. that part of the history was damaged. */
   notice?: string;
+}
+
+/** The body of `GET chapyter-ext/history/export`: one chat as Markdown. */
+export interface IChatExport {
+  /** The file name it is saved under, e.g. `analysis.chat.md`. */
+  filename: string;
+  /** The exported chat's id. */
+  chat_id: string;
+  /** The chat as a Markdown document (redacted by the server). */
+  markdown: string;
+}
+
+/** What an open notebook's metadata says of its chat (`contract/notebookChat.ts`). */
+export interface INotebookChatMetadata {
+  /** Its stable id, or null. */
+  notebookId: string | null;
+  /** The chat saved in it (`metadata.chapyter.chat`, as it is), or null. */
+  storedChat: unknown;
+}
+
+/**
+ * The open notebooks' own metadata, as the chat needs it: the plugin passes one over the
+ * notebook tracker (`chat/identity.ts`); tests pass a fake.
+ */
+export interface INotebookIdentity {
+  /** The metadata of the notebook open at `path`, once its content is loaded; null if it is not open. */
+  read(path: string): Promise<INotebookChatMetadata | null>;
+  /** Set the notebook's id in its metadata (the notebook becomes unsaved); false if it is not open. */
+  write(path: string, notebookId: string): boolean;
 }
 
 /** The body of `POST chapyter-ext/chat`. */
@@ -109,6 +146,8 @@ export interface IChatRequest {
   context?: INotebookSnapshot;
   /** Name of the model to ask (the default when absent). */
   model?: string;
+  /** The stable id in the notebook's metadata, by which the server finds its chats after a move. */
+  notebook_id?: string;
   /** Agent turns: the approval policy ("ask", "risky", "never"; the server's default when absent). */
   policy?: string;
 }
@@ -173,12 +212,27 @@ export interface IChatClient {
   ): Promise<IContextPreview>;
   /** `POST chat/stop`: whether a reply was still streaming. */
   stop(messageId: string): Promise<boolean>;
-  /** `GET history?notebook=`. */
-  history(notebook: string): Promise<IHistoryView>;
+  /** `GET history?notebook=[&notebook_id=]`. */
+  history(notebook: string, notebookId?: string | null): Promise<IHistoryView>;
   /** `POST history/new`. */
-  newChat(notebook: string): Promise<IHistoryView>;
+  newChat(notebook: string, notebookId?: string | null): Promise<IHistoryView>;
   /** `DELETE history?notebook=`. */
-  clearHistory(notebook: string): Promise<IHistoryView>;
+  clearHistory(
+    notebook: string,
+    notebookId?: string | null
+  ): Promise<IHistoryView>;
+  /** `POST history/import`: the chat a notebook carries, where the server has none for it. */
+  importChat(
+    notebook: string,
+    notebookId: string | null,
+    chat: unknown
+  ): Promise<IHistoryView>;
+  /** `GET history/export`: the current chat (or `chatId`) as Markdown. */
+  exportChat(
+    notebook: string,
+    notebookId?: string | null,
+    chatId?: string | null
+  ): Promise<IChatExport>;
 }
 
 /** The body of `POST chapyter-ext/context`: what the server makes of a snapshot. */
