@@ -4,15 +4,14 @@
  * a clear one-line message when the model fails.
  */
 
-import { Locator } from '@playwright/test';
-
 import {
+  chatAnswers,
   createNotebook,
   expect,
   fenced,
   jupyterApi,
-  Lab,
   model,
+  openChat,
   test
 } from './fixtures';
 
@@ -30,35 +29,6 @@ async function chatNotebook(
     `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
   );
   return file;
-}
-
-/** The chat panel, opened through its command (as the palette does). */
-async function openChat(lab: Lab): Promise<Locator> {
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-  await expect(panel).toBeVisible();
-  return panel;
-}
-
-/** The answers (assistant messages) in the panel. */
-function answers(panel: Locator): Locator {
-  return panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
-}
-
-/** Load the page again in the same workspace, as a person pressing F5 does. */
-async function reload(lab: Lab): Promise<void> {
-  await lab.page.reload();
-  await lab.page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-    timeout: 120_000
-  });
-  await lab.page.evaluate(async () => {
-    const app = (window as any).jupyterapp;
-    await app.started;
-    await app.restored;
-  });
-  await expect(lab.page.locator('#jupyterlab-splash')).toHaveCount(0, {
-    timeout: 120_000
-  });
 }
 
 test('ask, see the answer stream in, insert and run its code, find it again after a reload', async ({
@@ -135,12 +105,12 @@ test('ask, see the answer stream in, insert and run its code, find it again afte
 
   const stop = panel.getByRole('button', { name: 'Stop' });
   await expect(stop).toBeVisible();
-  await expect(answers(panel).first()).toContainText('Add up the');
+  await expect(chatAnswers(panel).first()).toContainText('Add up the');
   await lab.screenshot('chat-01-streaming', panel);
 
   await expect(stop).toBeHidden();
   await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
-  const reply = answers(panel).first();
+  const reply = chatAnswers(panel).first();
   await expect(reply).toContainText('The total is printed below the cell.');
   // Markdown: bold text and inline code are rendered, not shown as asterisks and backticks.
   await expect(reply.locator('strong')).toHaveText('total');
@@ -206,18 +176,18 @@ test('ask, see the answer stream in, insert and run its code, find it again afte
 
   // After a reload the chat of this notebook is back, loaded from the server.
   await lab.save(file);
-  await reload(lab);
+  await lab.reload();
   await lab.openNotebook(file);
   const again = await openChat(lab);
   await expect(
     again.locator('.jp-Chapyter-chatMessage.jp-mod-user')
   ).toHaveText(/Add up the rain of all cities/);
-  await expect(answers(again)).toHaveCount(1);
-  await expect(answers(again).first()).toContainText(
+  await expect(chatAnswers(again)).toHaveCount(1);
+  await expect(chatAnswers(again).first()).toContainText(
     'The total is printed below the cell.'
   );
   await expect(
-    answers(again).first().getByRole('button', { name: 'Insert and run' })
+    chatAnswers(again).first().getByRole('button', { name: 'Insert and run' })
   ).toBeVisible();
   await lab.screenshot('chat-04-after-reload');
 });
@@ -251,10 +221,12 @@ test('a model failure shows a clear one-line message', async ({ lab }) => {
     )
   ).toBe(false);
   await expect(
-    answers(panel).first().locator('.jp-Chapyter-chatStatus')
+    chatAnswers(panel).first().locator('.jp-Chapyter-chatStatus')
   ).toHaveText('failed');
   // The failed answer keeps its reason (also after a reload).
-  await expect(answers(panel).first()).toContainText('No answer. The endpoint');
+  await expect(chatAnswers(panel).first()).toContainText(
+    'No answer. The endpoint'
+  );
   await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
   await lab.screenshot('chat-05-model-failure', panel);
 
@@ -303,11 +275,11 @@ test('keyboard: Shift+Enter makes a new line, Stop ends a slow answer, New chat 
   });
   await input.press('Enter');
   await expect(toggle).toBeChecked();
-  await expect(answers(panel).first()).toContainText('word word');
+  await expect(chatAnswers(panel).first()).toContainText('word word');
   const stop = panel.getByRole('button', { name: 'Stop' });
   await stop.click();
   await expect(
-    answers(panel).first().locator('.jp-Chapyter-chatStatus')
+    chatAnswers(panel).first().locator('.jp-Chapyter-chatStatus')
   ).toHaveText('stopped');
   await expect(stop).toBeHidden();
   await expect(panel.getByRole('alert')).toBeHidden();
@@ -318,7 +290,7 @@ test('keyboard: Shift+Enter makes a new line, Stop ends a slow answer, New chat 
   expect(sent).not.toContain('x = 41 + 1');
 
   await panel.getByRole('button', { name: 'New chat' }).click();
-  await expect(answers(panel)).toHaveCount(0);
+  await expect(chatAnswers(panel)).toHaveCount(0);
   await expect(panel.getByText('Ask about this notebook')).toBeVisible();
   await expect(input).toBeFocused();
 });
@@ -334,7 +306,7 @@ test('the panel follows the theme', async ({ lab }) => {
   await input.fill('Summarise df');
   await input.press('Enter');
   await expect(
-    answers(panel).first().getByRole('button', { name: 'Copy' })
+    chatAnswers(panel).first().getByRole('button', { name: 'Copy' })
   ).toBeVisible();
   const theme = (name: string) =>
     lab.page.evaluate(async name => {

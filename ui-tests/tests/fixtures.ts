@@ -84,6 +84,13 @@ export const model = {
       replies: replies.map(r => (typeof r === 'string' ? { content: r } : r))
     });
   },
+  /** Answer `reply` whenever the last user message contains `when` (until reset). */
+  async route(when: string, reply: IReply | string): Promise<void> {
+    await control('POST', '/_control/route', {
+      when,
+      reply: typeof reply === 'string' ? { content: reply } : reply
+    });
+  },
   /** Chat completion requests received so far. */
   async chatRequests(): Promise<IRecordedRequest[]> {
     const data = await control('GET', '/_control/requests');
@@ -231,6 +238,25 @@ export class Lab {
     await this.page.evaluate(() =>
       (window as any).jupyterapp.shell.collapseLeft()
     );
+  }
+
+  /**
+   * Load the page again in the same workspace, as a person pressing F5 does: the notebooks
+   * that were open come back.
+   */
+  async reload(): Promise<void> {
+    await this.page.reload();
+    await this.page.waitForFunction(() => !!(window as any).jupyterapp, null, {
+      timeout: 120_000
+    });
+    await this.page.evaluate(async () => {
+      const app = (window as any).jupyterapp;
+      await app.started;
+      await app.restored;
+    });
+    await expect(this.page.locator('#jupyterlab-splash')).toHaveCount(0, {
+      timeout: 120_000
+    });
   }
 
   /**
@@ -470,6 +496,19 @@ export class Lab {
     await this._testInfo.attach(name, { path: file, contentType: 'image/png' });
     return file;
   }
+}
+
+/** The AI Chat panel, opened through its command (as the palette does). */
+export async function openChat(lab: Lab): Promise<Locator> {
+  await lab.command('chapyter-ext:open-chat');
+  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
+  await expect(panel).toBeVisible();
+  return panel;
+}
+
+/** The answers (assistant messages) in the chat panel. */
+export function chatAnswers(panel: Locator): Locator {
+  return panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
 }
 
 /** Stop every kernel session, so the next test starts on a quiet machine. */
