@@ -177,6 +177,48 @@ test('renamed while the answer streams: the answer ends in the panel and is kept
   await expect(chatAnswers(again).first()).toContainText('w119');
 });
 
+test('Save As: the new notebook gets a copy of the chat, and each goes on alone', async ({
+  lab
+}) => {
+  await model.script('First answer.', 'Only in the copy.');
+  const file = await createNotebook('travel-original', [
+    { id: 'one', source: 'x = 1' }
+  ]);
+  await lab.openNotebook(file);
+  const panel = await openChat(lab);
+  await ask(panel, 'First question');
+  await lab.save(file);
+  const original = await history(file);
+
+  // File > Save Notebook As…: JupyterLab saves the copy, closes the original, opens the copy.
+  await lab.command('docmanager:save-as', {}, false);
+  const dialog = lab.page.locator('.jp-Dialog');
+  await dialog.locator('input').fill('travel-copy.ipynb');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect.poll(() => lab.currentPath()).toBe('travel-copy.ipynb');
+  await expect(chatAnswers(panel)).toContainText('First answer.');
+  const copy = await history('travel-copy.ipynb');
+  expect(copy.notebook_id).not.toBe(original.notebook_id);
+  expect(copy.chat_id).not.toBe(original.chat_id);
+
+  await ask(panel, 'Second question');
+  await expect(chatAnswers(panel).nth(1)).toContainText('Only in the copy.');
+  expect(texts(await history('travel-copy.ipynb'))).toEqual([
+    'First question',
+    'First answer.',
+    'Second question',
+    'Only in the copy.'
+  ]);
+  expect(texts(await history(file))).toEqual([
+    'First question',
+    'First answer.'
+  ]);
+  // The copy's metadata names its own chat, so it keeps it wherever it goes.
+  expect((await chapyterMetadata(lab, 'travel-copy.ipynb')).notebook_id).toBe(
+    copy.notebook_id
+  );
+});
+
 test('a notebook that carries its chat in its metadata shows it and continues it', async ({
   lab
 }) => {
