@@ -194,3 +194,24 @@ async def test_two_tabs_asking_at_once_keep_every_message_in_its_place(
     assert first_reader.first("start")["chat_id"] == second.first("start")["chat_id"]
     view = await history("a.ipynb", NB_ID)
     assert texts(view) == ["first question", "first answer", "second question", "second answer"]
+
+
+@pytest.mark.chapyter_config({"ChapyterExtApp": {"deleted_chat_retention_days": 0}})
+async def test_the_server_prunes_deleted_notebooks_chats_on_its_own(
+    contents, history, post_chat, fake, ext_app, history_dir, wait_until
+):
+    fake.script("answer", "still here")
+    await contents("PUT", "gone.ipynb", {"type": "notebook", "content": notebook(NB_ID)})
+    await chat(post_chat, "gone.ipynb", "question", notebook_id=NB_ID)
+    await contents("PUT", "kept.ipynb", {"type": "notebook", "content": notebook()})
+    await chat(post_chat, "kept.ipynb", "stays")
+    await contents("DELETE", "gone.ipynb")
+    file = history_dir / f"{NB_ID}.json"
+    assert file.exists()
+    # What the server starts once its loop runs (_start_jupyter_server_extension).
+    await ext_app._start_jupyter_server_extension(None)
+    try:
+        await wait_until(lambda: not file.exists(), what="the deleted notebook's chats pruned")
+    finally:
+        ext_app._pruning.cancel()
+    assert texts(await history("kept.ipynb")) == ["stays", "still here"]
