@@ -147,7 +147,7 @@ class HistoryCore:
 
     def _create(self, notebook: str, notebook_id: str | None) -> dict[str, Any]:
         """A new, empty history for an unbound path, under the id its metadata proposes."""
-        for candidate in (notebook_id, self._default_id(notebook)):
+        for candidate in (notebook_id or "", self._default_id(notebook)):
             if (
                 is_notebook_id(candidate)
                 and candidate not in self._index.owners

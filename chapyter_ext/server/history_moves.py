@@ -50,18 +50,18 @@ class NotebookMoves(HistoryCore):
         ``exists`` runs without the lock held; None counts every path as existing.
         """
         notebook = normalize_notebook_path(notebook)
-        notebook_id = notebook_id if is_notebook_id(notebook_id) else ""
+        wanted = notebook_id if isinstance(notebook_id, str) and is_notebook_id(notebook_id) else ""
         for _ in range(3):
             with self._lock:
-                kind, where = self._plan(notebook, notebook_id)
+                kind, where = self._plan(notebook, wanted)
                 if kind == "owner":
                     return where
                 if kind == "adopt":
-                    return self._adopt(notebook, notebook_id, move=True)
+                    return self._adopt(notebook, wanted, move=True)
             present = True if exists is None else bool(exists(where))
             with self._lock:
-                if self._plan(notebook, notebook_id) == (kind, where):
-                    return self._adopt(notebook, notebook_id, move=not present)
+                if self._plan(notebook, wanted) == (kind, where):
+                    return self._adopt(notebook, wanted, move=not present)
         with self._lock:  # moving under our feet three times: the path decides
             return self._bound(notebook)
 
