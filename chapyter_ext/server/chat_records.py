@@ -8,7 +8,8 @@ from __future__ import annotations
 import posixpath
 import re
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -94,6 +95,20 @@ def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
         step["code"] = step["code"][:MAX_STEP_CODE]
         steps.append(step)
     return tuple(steps)
+
+
+def redact_message(message: ChatMessage, redact: Callable[[str], str]) -> ChatMessage:
+    """``message`` as it may be stored or leave the server: its text, its error line and its
+    steps' code, cell ids and outcomes go through ``redact`` (step ids are ours)."""
+    return replace(
+        message,
+        content=redact(message.content),
+        error=redact(message.error),
+        steps=tuple(
+            {k: v if k == "step_id" else redact(v) for k, v in step.items()}
+            for step in clean_steps(message.steps)
+        ),
+    )
 
 
 @dataclass(frozen=True)

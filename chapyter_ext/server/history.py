@@ -13,7 +13,6 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -23,9 +22,9 @@ from .chat_records import (
     ChatMessage,
     ChatView,
     HistoryError,
-    clean_steps,
     new_id,
     normalize_notebook_path,
+    redact_message,
     repair_text,
     utc_now,
 )
@@ -161,15 +160,7 @@ class ChatHistoryStore(NotebookMoves):
             raise HistoryError("bad_request", f"Unknown role {message.role!r}.")
         if message.status not in STATUSES:
             raise HistoryError("bad_request", f"Unknown status {message.status!r}.")
-        stored = replace(
-            message,
-            content=self.redact(message.content),
-            error=self.redact(message.error),
-            steps=tuple(
-                {k: v if k == "step_id" else self.redact(v) for k, v in step.items()}
-                for step in clean_steps(message.steps)
-            ),
-        )
+        stored = self._scrubbed(message)
         with self._lock:
             data, chat = self._chat_data(notebook, chat_id)
             messages = chat["messages"]
@@ -274,15 +265,8 @@ class ChatHistoryStore(NotebookMoves):
             return self._view(notebook, data)
 
     def _scrubbed(self, message: ChatMessage) -> ChatMessage:
-        return replace(
-            message,
-            content=self.redact(message.content),
-            error=self.redact(message.error),
-            steps=tuple(
-                {k: v if k == "step_id" else self.redact(v) for k, v in step.items()}
-                for step in clean_steps(message.steps)
-            ),
-        )
+        """``message`` as it may be stored: redacted with this store's policy."""
+        return redact_message(message, self.redact)
 
 
 class HistoryWorker:

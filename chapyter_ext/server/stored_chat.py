@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..contract import STORED_CHAT_SCHEMA, validate_stored_chat
-from .chat_records import ChatMessage, utc_now
+from .chat_records import ChatMessage, redact_message, utc_now
 
 
 def _size(value: Any) -> int:
@@ -24,16 +24,7 @@ def _size(value: Any) -> int:
 
 
 def _scrub(message: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
-    clean = dict(message)
-    clean["content"] = redact(clean.get("content", ""))
-    if clean.get("error"):
-        clean["error"] = redact(clean["error"])
-    if clean.get("steps"):
-        clean["steps"] = [
-            {k: v if k == "step_id" else redact(v) for k, v in step.items()}
-            for step in clean["steps"]
-        ]
-    return clean
+    return redact_message(ChatMessage.from_json(message), redact).to_json()
 
 
 def build_stored_chat(

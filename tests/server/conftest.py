@@ -181,6 +181,49 @@ def get_json(jp_fetch: Any) -> Callable[..., Awaitable[tuple[int, Any]]]:
     return fetch
 
 
+def one_cell_notebook(metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An nbformat 4.5 notebook of one code cell (``x = 1``) with this notebook metadata."""
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": metadata or {},
+        "cells": [
+            {
+                "id": "c1",
+                "cell_type": "code",
+                "source": "x = 1",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+    }
+
+
+@pytest.fixture
+def make_notebook() -> Callable[..., dict[str, Any]]:
+    """:func:`one_cell_notebook`, as a fixture (test modules do not import conftest)."""
+    return one_cell_notebook
+
+
+@pytest.fixture
+def contents(jp_fetch: Any) -> Callable[..., Awaitable[Any]]:
+    """``await contents(method, path, body)`` on the server's contents API -> JSON or None."""
+
+    async def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        response = await jp_fetch(
+            "api",
+            "contents",
+            path,
+            method=method,
+            body=json.dumps(body) if body is not None else None,
+            allow_nonstandard_methods=True,
+        )
+        return json.loads(response.body) if response.body else None
+
+    return call
+
+
 async def eventually(check: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
     """Poll ``check`` until it returns something truthy, or fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

@@ -17,41 +17,14 @@ from chapyter_ext.testing.openai_server import Reply
 NB_ID = "c0ffee" + "0" * 26
 
 
-def notebook(notebook_id: str | None = None) -> dict:
-    metadata = {"chapyter": {"notebook_id": notebook_id}} if notebook_id else {}
-    return {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": metadata,
-        "cells": [
-            {
-                "id": "c1",
-                "cell_type": "code",
-                "source": "x = 1",
-                "metadata": {},
-                "outputs": [],
-                "execution_count": None,
-            }
-        ],
-    }
-
-
 @pytest.fixture
-def contents(jp_fetch):
-    """``await contents(method, path, body)`` on the server's contents API."""
+def notebook(make_notebook):
+    """A one-cell notebook, carrying ``notebook_id`` in its metadata when given."""
 
-    async def call(method: str, path: str, body: dict | None = None):
-        response = await jp_fetch(
-            "api",
-            "contents",
-            path,
-            method=method,
-            body=json.dumps(body) if body is not None else None,
-            allow_nonstandard_methods=True,
-        )
-        return json.loads(response.body) if response.body else None
+    def build(notebook_id: str | None = None) -> dict:
+        return make_notebook({"chapyter": {"notebook_id": notebook_id}} if notebook_id else {})
 
-    return call
+    return build
 
 
 @pytest.fixture
@@ -85,7 +58,7 @@ async def test_the_listener_is_on_the_servers_event_bus(ext_app, jp_serverapp):
 
 
 async def test_rename_and_folder_move_through_the_contents_api(
-    contents, history, post_chat, fake, wait_until
+    contents, history, notebook, post_chat, fake, wait_until
 ):
     fake.script("first answer", "second answer")
     await contents("PUT", "a.ipynb", {"type": "notebook", "content": notebook()})
@@ -109,7 +82,7 @@ async def test_rename_and_folder_move_through_the_contents_api(
 
 
 async def test_copy_gets_its_own_copy_and_delete_keeps_until_pruned(
-    contents, history, post_chat, fake, ext_app, history_dir
+    contents, history, notebook, post_chat, fake, ext_app, history_dir
 ):
     fake.script("answer")
     await contents("PUT", "a.ipynb", {"type": "notebook", "content": notebook()})
@@ -134,7 +107,7 @@ async def test_copy_gets_its_own_copy_and_delete_keeps_until_pruned(
 
 
 async def test_moved_or_copied_behind_the_servers_back(
-    contents, history, post_chat, fake, jp_root_dir
+    contents, history, notebook, post_chat, fake, jp_root_dir
 ):
     fake.script("answer")
     await contents("PUT", "a.ipynb", {"type": "notebook", "content": notebook(NB_ID)})
@@ -157,7 +130,7 @@ async def test_moved_or_copied_behind_the_servers_back(
 
 
 async def test_a_rename_during_a_streaming_reply_loses_nothing(
-    contents, history, post_chat, fake, wait_until
+    contents, history, notebook, post_chat, fake, wait_until
 ):
     answer = "".join(f"word{i} " for i in range(60))
     fake.script(Reply(content=answer, chunk_size=6, chunk_delay=0.03))
@@ -180,7 +153,7 @@ async def test_a_rename_during_a_streaming_reply_loses_nothing(
 
 
 async def test_two_tabs_asking_at_once_keep_every_message_in_its_place(
-    contents, history, post_chat, fake, wait_until
+    contents, history, notebook, post_chat, fake, wait_until
 ):
     fake.route("first question", Reply(content="first answer", chunk_size=2, chunk_delay=0.05))
     fake.route("second question", "second answer")
@@ -198,7 +171,7 @@ async def test_two_tabs_asking_at_once_keep_every_message_in_its_place(
 
 @pytest.mark.chapyter_config({"ChapyterExtApp": {"deleted_chat_retention_days": 0}})
 async def test_the_server_prunes_deleted_notebooks_chats_on_its_own(
-    contents, history, post_chat, fake, ext_app, history_dir, wait_until
+    contents, history, notebook, post_chat, fake, ext_app, history_dir, wait_until
 ):
     fake.script("answer", "still here")
     await contents("PUT", "gone.ipynb", {"type": "notebook", "content": notebook(NB_ID)})

@@ -16,36 +16,17 @@ from chapyter_ext.server.stored_chat import build_stored_chat, read_stored_chat
 NB_ID = "5" * 32
 
 
-def notebook(metadata: dict | None = None) -> dict:
-    return {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": metadata or {},
-        "cells": [
-            {
-                "id": "c1",
-                "cell_type": "code",
-                "source": "x = 1",
-                "metadata": {},
-                "outputs": [],
-                "execution_count": None,
-            }
-        ],
-    }
+@pytest.fixture
+def notebook(make_notebook):
+    return make_notebook
 
 
 @pytest.fixture
-def put_notebook(jp_fetch):
+def put_notebook(contents):
     """Save a notebook through the contents API, as JupyterLab does."""
 
     async def put(path: str, content: dict) -> None:
-        await jp_fetch(
-            "api",
-            "contents",
-            path,
-            method="PUT",
-            body=json.dumps({"type": "notebook", "content": content}),
-        )
+        await contents("PUT", path, {"type": "notebook", "content": content})
 
     return put
 
@@ -113,7 +94,7 @@ def test_reading_a_stored_chat_checks_it():
 
 
 async def test_off_by_default_the_notebook_gets_only_its_id(
-    put_notebook, post_chat, fake, jp_root_dir, get_json
+    notebook, put_notebook, post_chat, fake, jp_root_dir, get_json
 ):
     fake.script("answer")
     await put_notebook("a.ipynb", notebook())
@@ -133,7 +114,7 @@ async def test_off_by_default_the_notebook_gets_only_its_id(
     {"Chapyter": {"save_chat_in_notebook": True, "save_chat_max_bytes": 4096}}
 )
 async def test_on_the_chats_are_saved_redacted_and_capped(
-    put_notebook, post_chat, fake, jp_root_dir, secrets, get_json
+    notebook, put_notebook, post_chat, fake, jp_root_dir, secrets, get_json
 ):
     fake.script(*[f"answer {i} " + "y" * 400 for i in range(12)])
     await put_notebook("a.ipynb", notebook({"kernelspec": {"name": "python3"}}))
@@ -197,7 +178,7 @@ async def test_a_notebook_carrying_a_chat_shows_it_and_continues_it(
 
 
 async def test_saved_here_and_continued_where_the_server_never_saw_it(
-    put_notebook, post_chat, fake, jp_root_dir, ext_app, get_json, jp_fetch, monkeypatch
+    notebook, put_notebook, post_chat, fake, jp_root_dir, ext_app, get_json, jp_fetch, monkeypatch
 ):
     # Saved with its chat (the setting flipped at run time) ...
     monkeypatch.setattr(ext_app.contents, "save_chat", True)

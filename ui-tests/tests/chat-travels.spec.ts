@@ -17,6 +17,7 @@ import {
   jupyterApi,
   Lab,
   model,
+  notebookJson,
   openChat,
   test
 } from './fixtures';
@@ -232,49 +233,30 @@ test('a notebook that carries its chat in its metadata shows it and continues it
     status: 'complete'
   });
   const file = 'travel-carried.ipynb';
-  await jupyterApi('PUT', `/api/contents/${file}`, {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      nbformat: 4,
-      nbformat_minor: 5,
-      metadata: {
-        kernelspec: {
-          name: 'python3',
-          display_name: 'Python 3',
-          language: 'python'
-        },
-        chapyter: {
-          notebook_id: notebookId,
-          chat: {
-            schema: 1,
-            saved: '2025-06-01T10:05:00.000Z',
-            current: 'c1',
-            truncated: false,
-            chats: [
-              {
-                id: 'c1',
-                created: '2025-06-01T10:00:00.000Z',
-                messages: [
-                  message('u1', 'user', 'What does answer hold?'),
-                  message('a1', 'assistant', 'It holds **42**.')
-                ]
-              }
-            ]
-          }
-        }
-      },
-      cells: [
+  const content = notebookJson([{ id: 'one', source: 'answer = 42' }]) as any;
+  content.metadata.chapyter = {
+    notebook_id: notebookId,
+    chat: {
+      schema: 1,
+      saved: '2025-06-01T10:05:00.000Z',
+      current: 'c1',
+      truncated: false,
+      chats: [
         {
-          id: 'one',
-          cell_type: 'code',
-          source: 'answer = 42',
-          metadata: {},
-          outputs: [],
-          execution_count: null
+          id: 'c1',
+          created: '2025-06-01T10:00:00.000Z',
+          messages: [
+            message('u1', 'user', 'What does answer hold?'),
+            message('a1', 'assistant', 'It holds **42**.')
+          ]
         }
       ]
     }
+  };
+  await jupyterApi('PUT', `/api/contents/${file}`, {
+    type: 'notebook',
+    format: 'json',
+    content
   });
   await lab.openNotebook(file);
   const panel = await openChat(lab);

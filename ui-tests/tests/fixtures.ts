@@ -223,17 +223,7 @@ export class Lab {
     await this.page.goto(
       `${this._server.url}/lab/workspaces/${workspace}?token=${this._server.token}`
     );
-    await this.page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-      timeout: 120_000
-    });
-    await this.page.evaluate(async () => {
-      const app = (window as any).jupyterapp;
-      await app.started;
-      await app.restored;
-    });
-    await expect(this.page.locator('#jupyterlab-splash')).toHaveCount(0, {
-      timeout: 120_000
-    });
+    await this._started();
     // Room for the notebooks: the file browser is not what these tests look at.
     await this.page.evaluate(() =>
       (window as any).jupyterapp.shell.collapseLeft()
@@ -246,6 +236,11 @@ export class Lab {
    */
   async reload(): Promise<void> {
     await this.page.reload();
+    await this._started();
+  }
+
+  /** Wait until JupyterLab has started, restored its layout and hidden its splash. */
+  private async _started(): Promise<void> {
     await this.page.waitForFunction(() => !!(window as any).jupyterapp, null, {
       timeout: 120_000
     });

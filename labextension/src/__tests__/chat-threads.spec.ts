@@ -69,13 +69,7 @@ describe('the notebook id', () => {
     const made = client.requests[0].notebook_id!;
     expect(isNotebookId(made)).toBe(true);
     expect(identity.writes).toEqual([['a.ipynb', made]]);
-    client.streams[0].send({
-      type: 'done',
-      messageId: 'm',
-      text: 'a',
-      status: 'complete'
-    });
-    client.streams[0].end();
+    client.streams[0].finish('m', 'a');
     await sending;
 
     const again = model.send('second question');
@@ -208,13 +202,7 @@ describe('a renamed notebook', () => {
         { id: 'm1', role: 'assistant', content: 'part one, part two' }
       ])
     );
-    stream.send({
-      type: 'done',
-      messageId: 'm1',
-      text: 'part one, part two',
-      status: 'complete'
-    });
-    stream.end();
+    stream.finish('m1', 'part one, part two');
     await sending;
     await flush();
     expect(client.calls).toContain('history renamed.ipynb');

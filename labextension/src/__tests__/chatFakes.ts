@@ -34,6 +34,12 @@ export class ManualStream implements AsyncIterable<ChatEvent> {
     this._wake();
   }
 
+  /** End the reply as the server does: `done` with its text, then the end of the stream. */
+  finish(messageId: string, text: string): void {
+    this.send({ type: 'done', messageId, text, status: 'complete' });
+    this.end();
+  }
+
   fail(error: Error): void {
     this._queue.push({ error });
     this._wake();
