@@ -286,3 +286,17 @@ describe('keeping up with the server', () => {
     expect(client.exports).toEqual([['a.ipynb', ID, 'c7']]);
   });
 });
+
+describe('saved in the notebook', () => {
+  it("follows the server's setting, off unless it says so", async () => {
+    const { client, model } = setup();
+    await model.loadConfig();
+    expect(model.savesInNotebook).toBe(false);
+    client.config$ = {
+      ...(client.config$ as any),
+      save_chat_in_notebook: true
+    };
+    await model.loadConfig();
+    expect(model.savesInNotebook).toBe(true);
+  });
+});
