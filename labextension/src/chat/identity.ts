@@ -26,9 +26,21 @@ export class TrackerIdentity implements INotebookIdentity {
       return null;
     }
     // Before its content is loaded a notebook's metadata is empty: an id read then is lost.
-    await panel.context.ready;
+    // A notebook closed before it loaded never gets ready: stop waiting then.
+    await new Promise<void>(resolve => {
+      if (panel.isDisposed) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        panel.disposed.disconnect(done);
+        resolve();
+      };
+      panel.disposed.connect(done);
+      panel.context.ready.then(done, done);
+    });
     const model = panel.model;
-    if (!model || panel.context.path !== path) {
+    if (panel.isDisposed || !model || panel.context.path !== path) {
       return null;
     }
     const chapyter = model.getMetadata(METADATA_KEY);
