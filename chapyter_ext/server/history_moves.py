@@ -45,9 +45,11 @@ class NotebookMoves(HistoryCore):
         ``notebook_id`` ("" if it has none yet).
 
         The path decides, unless the id names another notebook's history: then the file was
-        moved (``exists(old path)`` is false: the history follows it), copied (it is true: the
-        copy gets a copy of the history), or restored after a delete (the history comes back).
-        ``exists`` runs without the lock held; None counts every path as existing.
+        moved (``exists(old path)`` is false: the history follows it), copied (both paths
+        exist: the copy gets a copy of the history), or restored after a delete (the history
+        comes back). A path that no longer exists while the id's does is a tab that has not
+        seen a rename made elsewhere: it gets the id's history, unchanged. ``exists`` runs
+        without the lock held; None counts every path as existing.
         """
         notebook = normalize_notebook_path(notebook)
         wanted = notebook_id if isinstance(notebook_id, str) and is_notebook_id(notebook_id) else ""
@@ -58,10 +60,14 @@ class NotebookMoves(HistoryCore):
                     return where
                 if kind == "adopt":
                     return self._adopt(notebook, wanted, move=True)
-            present = True if exists is None else bool(exists(where))
+            moved = exists is not None and not exists(where)
+            stale = not moved and exists is not None and not exists(notebook)
             with self._lock:
-                if self._plan(notebook, wanted) == (kind, where):
-                    return self._adopt(notebook, wanted, move=not present)
+                if self._plan(notebook, wanted) != (kind, where):
+                    continue
+                if stale:
+                    return wanted
+                return self._adopt(notebook, wanted, move=moved)
         with self._lock:  # moving under our feet three times: the path decides
             return self._bound(notebook)
 

@@ -135,6 +135,16 @@ def test_copied_outside_the_server_the_copy_gets_a_copy(store):
     assert len(files(store)) == 2
 
 
+def test_a_tab_that_missed_a_rename_keeps_writing_to_the_renamed_notebook(store):
+    chat_id = chat_with(store, A, "q", notebook_id=ID_A)
+    store.rename(A, B)  # made in another tab: this one still says A
+    view = store.get(A, ID_A, lambda path: path == B)
+    assert (view.notebook_id, view.chat_id, contents(view)) == (ID_A, chat_id, ["q"])
+    assert store.resolve_chat(A, chat_id, ID_A, lambda path: path == B) == chat_id
+    assert len(files(store)) == 1  # no copy was made
+    assert store.get(B).notebook_id == ID_A  # and the notebook stays where it went
+
+
 def test_delete_keeps_the_chats_until_pruned_and_a_restore_finds_them(store):
     chat_with(store, A, "q", notebook_id=ID_A)
     assert store.delete(A) == 1
