@@ -10,7 +10,6 @@ import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
-import { readVariables } from '../chat/notebookContext';
 import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
 import { INotebookDriver, IRunOutcome, IStepOrigin } from './tokens';
 
@@ -245,25 +244,32 @@ export class NotebookDriver implements INotebookDriver {
     return parts.join('\n').slice(0, MAX_READ_CHARS);
   }
 
-  async listVariables(): Promise<string> {
+  async evaluate(expression: string): Promise<string> {
     const kernel = this._panel.sessionContext.session?.kernel;
     if (!kernel) {
       throw new Error('The notebook has no kernel.');
     }
+    // Right after a cell fails, ipykernel aborts requests until its queue is clear.
     for (let attempt = 1; attempt <= 4; attempt++) {
-      const reply = await readVariables(kernel, null);
-      if (reply.status === 'ok') {
-        const list = reply.value ?? [];
-        return list.length
-          ? list.map(v => `${v.name} (${v.type}): ${v.summary}`).join('\n')
-          : 'No variables.';
+      const reply = await silent(kernel, '', { value: expression });
+      const content = reply.content as {
+        status: string;
+        user_expressions?: { [key: string]: any };
+      };
+      if (content.status === 'aborted') {
+        await new Promise(resolve => setTimeout(resolve, 100 * attempt));
+        continue;
       }
-      if (reply.status !== 'aborted') {
-        break;
+      const value = content.user_expressions?.value;
+      const text = value?.data?.['application/json']?.text;
+      if (value?.status === 'ok' && typeof text === 'string') {
+        return text.slice(0, MAX_READ_CHARS);
       }
-      await new Promise(resolve => setTimeout(resolve, 100 * attempt));
+      break;
     }
-    throw new Error('Could not read the kernel variables.');
+    throw new Error(
+      'The kernel could not answer (is chapyter-ext installed in its environment?).'
+    );
   }
 
   async interrupt(): Promise<void> {

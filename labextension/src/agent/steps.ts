@@ -29,13 +29,23 @@ type ShownStep = IAgentStep | (IStepRecord & { recorded: true });
 function title(step: ShownStep, index: number): string {
   const n = `Step ${index + 1}`;
   if ('recorded' in step) {
-    return step.code ? `${n} · ran code` : `${n}`;
+    const said = step.title || (step.code ? 'ran code' : '');
+    return said ? `${n} · ${said}` : n;
   }
-  switch (step.kind) {
-    case 'read_cell':
-      return `${n} · read cell ${step.cell}`;
-    case 'list_variables':
-      return `${n} · listed the variables`;
+  if (step.op === 'call') {
+    // A server's tool: what it is, then where it stands.
+    const state: { [key: string]: string } = {
+      approval: 'wants to call',
+      running: 'calling',
+      skipped: 'skipped',
+      failed: 'failed',
+      stopped: 'stopped'
+    };
+    const where = state[step.state];
+    return `${n} · ${step.title || step.label}${where ? ` (${where})` : ''}`;
+  }
+  if (step.op !== 'run_cell') {
+    return `${n} · ${step.title || step.label}`;
   }
   switch (step.state) {
     case 'approval':
@@ -73,8 +83,17 @@ class StepView {
     const summary = element('summary', '', {}, 'Code');
     this._pre = element('pre', '');
     this._code.append(summary, this._pre);
+    this._result = element('details', 'jp-Chapyter-agentStepResult');
+    this._resultPre = element('pre', '', { 'aria-label': 'Result' });
+    this._result.append(element('summary', '', {}, 'Result'), this._resultPre);
     this._approval = element('div', 'jp-Chapyter-agentApproval');
-    this.node.append(line, this._outcome, this._code, this._approval);
+    this.node.append(
+      line,
+      this._outcome,
+      this._code,
+      this._result,
+      this._approval
+    );
   }
 
   readonly node: HTMLElement;
@@ -103,7 +122,15 @@ class StepView {
       this._shownCode = code;
       showCode(this._pre, code);
     }
-    if (approval && live) {
+    const result = live ? step.result : null;
+    this._result.hidden = !result;
+    if (result !== null && this._shownResult !== result) {
+      this._shownResult = result;
+      showCode(this._resultPre, result);
+    }
+    if (approval && live && step.op === 'call') {
+      this._drawCallApproval(step);
+    } else if (approval && live) {
       this._drawApproval(step);
     } else if (this._approvalFor) {
       this._approvalFor = null;
@@ -200,6 +227,65 @@ class StepView {
     box.append(pre, editor, buttons);
   }
 
+  /** A server tool's call waiting for Run / Skip: the server, the tool, the arguments. */
+  private _drawCallApproval(step: IAgentStep): void {
+    if (this._approvalFor === step.id) {
+      return;
+    }
+    this._approvalFor = step.id;
+    const box = this._approval;
+    box.textContent = '';
+    const where = step.server
+      ? `MCP server “${step.server}” · tool “${step.label.split(' · ').pop()}”`
+      : `Tool “${step.label}”`;
+    box.appendChild(element('div', 'jp-Chapyter-agentPurpose', {}, where));
+    if (step.reasons.length) {
+      const list = element('ul', 'jp-Chapyter-agentReasons', {
+        'aria-label': 'Why approval is asked'
+      });
+      for (const reason of step.reasons) {
+        list.appendChild(element('li', '', {}, reason));
+      }
+      box.appendChild(list);
+    }
+    // Exactly what the server will send: the arguments as JSON.
+    const pre = element('pre', 'jp-Chapyter-agentProposed', {
+      'aria-label': 'Arguments'
+    });
+    if (showCode(pre, JSON.stringify(step.arguments ?? {}, null, 2))) {
+      box.appendChild(invisibleWarning());
+    }
+    const buttons = element('div', 'jp-Chapyter-agentButtons', {
+      role: 'group',
+      'aria-label': 'Approve the step'
+    });
+    const run = button(
+      'jp-Chapyter-agentRun jp-mod-accept',
+      'Run',
+      'Run',
+      null,
+      'Let the server call this tool with these arguments'
+    );
+    const skip = button(
+      'jp-Chapyter-agentSkip',
+      'Skip',
+      'Skip',
+      null,
+      'Do not call it; the model is told it was skipped'
+    );
+    run.addEventListener('click', () =>
+      this._host.decide(step.id, { run: true, code: '' })
+    );
+    skip.addEventListener('click', () =>
+      this._host.decide(step.id, { run: false })
+    );
+    buttons.append(run, skip);
+    box.append(pre, buttons);
+  }
+
+  private _shownResult: string | null = null;
+  private _result: HTMLDetailsElement;
+  private _resultPre: HTMLElement;
   private _title: HTMLElement;
   private _link: HTMLButtonElement;
   private _outcome: HTMLElement;
