@@ -9,10 +9,11 @@
 
 A server with ``command`` (and optional ``args``, ``env``, ``cwd``) runs over stdio; one with
 ``url`` (and optional ``headers``) over streamable HTTP. Optional in either: ``timeout`` (the
-seconds one call may take), ``disabled: true``. The servers come from, lowest priority first:
-``chapyter_ext_mcp.json`` in each folder of Jupyter's config path (``jupyter --paths``: the
-system folders, then the environment's, then ``~/.jupyter``), then
-``c.ChapyterExtApp.mcp_servers``; a later definition of a name replaces an earlier one.
+seconds one call may take), ``disabled: true``. The servers come from
+``chapyter_ext_mcp.json`` in each folder of Jupyter's config path (``jupyter --paths``, its
+``config:`` list; as for Jupyter's own config, a folder earlier in that list wins) and then
+``c.ChapyterExtApp.mcp_servers``, which wins over every file; a server is replaced whole by a
+later definition of its name.
 The Jupyter server and ``chapyter-ext agent`` read the same. Secrets in ``env`` and
 ``headers`` are redacted from everything the agent shows or sends.
 

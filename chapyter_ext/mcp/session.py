@@ -254,7 +254,12 @@ class McpServer:
         except asyncio.CancelledError:
             raise
         except Exception as err:
-            why = self._why(err) if self._session is not None else (self.failure or self._why(err))
+            if "timed out" in str(err).lower():  # the SDK's own read timeout
+                raise McpFailure(
+                    f"MCP server {self.name!r}: {tool} did not answer within {timeout:g} s"
+                ) from None
+            alive = self._session is not None
+            why = self._why(err, stderr=False) if alive else (self.failure or self._why(err))
             raise McpFailure(f"MCP server {self.name!r}: {tool} failed: {why}") from None
         self._restarts = 0
         return result
@@ -272,7 +277,7 @@ class McpServer:
             return ""
         return next((line for line in reversed(lines) if line), "")[:300]
 
-    def _why(self, err: BaseException) -> str:
+    def _why(self, err: BaseException, *, stderr: bool = True) -> str:
         """One line for ``err`` (inside an exception group, its first leaf), with what the
         server last wrote to stderr when that says more."""
         # An exception group (anyio's task groups raise them) says little: its first leaf.
@@ -281,7 +286,7 @@ class McpServer:
         said = " ".join(str(err).split()) or type(err).__name__
         if isinstance(err, FileNotFoundError):
             said = f"command not found: {self.config.command}"
-        stderr = self._last_stderr()
-        if stderr and stderr not in said:
-            said = f"{said} ({stderr})" if said not in ("", "Connection closed") else stderr
+        told = self._last_stderr() if stderr else ""
+        if told and told not in said:
+            said = f"{said} ({told})" if said not in ("", "Connection closed") else told
         return said[:400]

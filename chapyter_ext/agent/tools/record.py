@@ -165,15 +165,17 @@ class Tool:
         if output.error:
             text = clip(f"Could not be carried out: {output.error}", budget, redactor)
             return Observation(text, status="error", outcome=one_line(redactor(output.error)))
-        body = output.text
-        if output.notes:
-            body = "\n".join([body, *output.notes]).strip()
+        notes = list(output.notes)
         parts = _image_parts(output.images) if images else []
         unsent = len(output.images) - len(parts)
         if unsent:
             why = "of a type the model cannot take" if images else "this model is not sent images"
-            body += f"\n[{unsent} image{'s' if unsent != 1 else ''} returned, not shown: {why}]"
-        text = clip(body.strip() or "(nothing)", budget, redactor)
+            notes.append(f"[{unsent} image{'s' if unsent != 1 else ''} returned, not shown: {why}]")
+        # The notes are short and say what is missing: they stay whatever the text's length.
+        tail = redactor("\n".join(notes))[: budget // 2]
+        room = max(0, budget - len(tail) - 1)
+        text = clip(output.text.strip() or ("" if tail else "(nothing)"), room, redactor)
+        text = f"{text}\n{tail}".strip() if tail else text
         if output.is_error:
             text = "The tool reported an error:\n" + text
         status = "error" if output.is_error else "read" if not self.acts else "ok"
