@@ -178,7 +178,7 @@ class Tool:
         text = f"{text}\n{tail}".strip() if tail else text
         if output.is_error:
             text = "The tool reported an error:\n" + text
-        status = "error" if output.is_error else "read" if not self.acts else "ok"
+        status = "error" if output.is_error else "ok"
         return Observation(text, parts, status, self.outcome(output, redactor))
 
     def outcome(self, output: ToolOutput, redactor: Redactor) -> str:
