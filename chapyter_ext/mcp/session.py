@@ -81,7 +81,7 @@ class McpServer:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if self._session is not None:
+            if self.running:  # another task started it while this one waited
                 return
             if self._owner is not None:  # it ran, and died
                 if self._restarts >= MAX_RESTARTS:
@@ -218,7 +218,7 @@ class McpServer:
         await self.ensure_started()
         if self._tools is None:
             tools: list[Any] = []
-            cursor = None
+            cursor: str | None = None
             for _ in range(20):  # pages; a server that never ends its list is cut off
                 params = None
                 if cursor:

@@ -199,7 +199,7 @@ class ChapyterExtApp(ExtensionApp):
             redactor=redactor,
             log=self.log,
             prompt_style=shared.prompt_style,
-            rules_root=self.serverapp.root_dir if shared.project_rules else None,
+            rules_root=getattr(self.serverapp, "root_dir", None) if shared.project_rules else None,
             rules_chars=shared.rules_chars,
         )
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.

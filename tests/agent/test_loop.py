@@ -11,9 +11,9 @@ from chapyter_ext.agent import (
     AgentLoop,
     Finish,
     Halt,
-    ToolStep,
     StepResult,
     ToolCall,
+    ToolStep,
 )
 from chapyter_ext.agent.prompts import FENCED_SYSTEM_PROMPT, TOOLS_SYSTEM_PROMPT
 from chapyter_ext.agent.tools import default_registry
