@@ -189,6 +189,11 @@ export interface IContextPreview {
   summary: string;
   /** Length of `text`. */
   chars: number;
+  /**
+   * The project rules (AGENTS.md, .chapyter/rules.md) the server adds to the system prompt
+   * for this notebook, nearest last; absent from older servers.
+   */
+  rules?: { path: string; chars: number }[];
 }
 
 /** What the chat will tell the model about the notebook, and how to say it in a chip. */
