@@ -183,8 +183,8 @@ class Tool:
 
     def outcome(self, output: ToolOutput, redactor: Redactor) -> str:
         """One line for the chat: what the call gave."""
-        first = next((line for line in output.text.splitlines() if line.strip()), "")
-        said = one_line(redactor(first[:400])) if first else "no text"
+        # The start of the text on one line: a JSON answer reads as its first fields.
+        said = one_line(redactor(output.text[:400])) if output.text.strip() else "no text"
         return f"error: {said}" if output.is_error else said
 
 
