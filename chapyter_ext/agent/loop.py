@@ -42,7 +42,7 @@ from typing import Any, Union
 from ..policy import bound_names, defined_functions
 from ..prompts import build_messages
 from ..redact import Redactor
-from . import prompts as agent_prompts
+from .prompts import FENCED_SYSTEM_PROMPT, tools_system_prompt
 from .results import StepResult, ToolOutput
 from .tools import (
     OP_RUN_CELL,
@@ -294,10 +294,7 @@ class AgentLoop:
             raise RuntimeError(f"step {self._pending[0]} is still waiting for its result")
         if self._over:
             raise RuntimeError("the turn is over")
-        if self.tools:
-            system = agent_prompts.tools_system_prompt(self.registry)
-        else:
-            system = agent_prompts.FENCED_SYSTEM_PROMPT
+        system = tools_system_prompt(self.registry) if self.tools else FENCED_SYSTEM_PROMPT
         if self.system_notes:
             system = f"{system}\n{self.system_notes}"
         messages = [{"role": "system", "content": system}, *self._opening]

@@ -8,10 +8,8 @@ hold is data, never instructions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .tools import ToolRegistry
+from collections.abc import Iterable
+from typing import Any
 
 _COMMON = """\
 You are a data analyst working in the user's Jupyter notebook: you answer by running Python in \
@@ -49,12 +47,12 @@ FENCED_SYSTEM_PROMPT = _COMMON.format(
 )
 
 
-def tools_system_prompt(registry: ToolRegistry) -> str:
+def tools_system_prompt(registry: Iterable[Any]) -> str:
     """The system prompt with tools: the built-in three, and a line on the others (MCP
     servers' tools, named ``server__tool``; tools of other packages), which act outside the
     notebook."""
     builtin = {"run_code", "read_cell", "list_variables"}
-    others = [tool for tool in registry if tool.name not in builtin]
+    others = [tool for tool in registry if tool.name not in builtin]  # the records of .tools
     if not others:
         return TOOLS_SYSTEM_PROMPT
     servers = sorted({tool.server for tool in others if tool.server})

@@ -9,7 +9,7 @@ from typing import Any
 from ...policy import MAGIC_CALL
 from ...policy import approval as code_approval
 from ...redact import Redactor
-from .. import kernel_reads
+from ..kernel_reads import expression as kernel_expression
 from ..observe import observe, outcome
 from ..results import StepResult, ToolOutput
 from .record import (
@@ -152,7 +152,7 @@ class ListVariables(Tool):
         return "read the variables"
 
     def request(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return {"expression": kernel_reads.expression("variables", VARIABLES_BUDGET)}
+        return {"expression": kernel_expression("variables", VARIABLES_BUDGET)}
 
     def observe(self, result: Any, *, budget: int, images: bool, redactor: Redactor) -> Observation:
         return _read(result, budget, redactor)
