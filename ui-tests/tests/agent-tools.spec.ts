@@ -41,6 +41,14 @@ test('an MCP step asks with its server, tool and arguments; Run calls it and sho
   await lab.openNotebook(file);
   await lab.focusEditor(file, 'data');
   const panel = await openAgent(lab, 'Ask before every run');
+  // The chip says which tools the agent has: the server's records, not a list of our own.
+  await expect(panel.locator('.jp-Chapyter-chatContextText')).toContainText(
+    'Agent tools: run code, read a cell, list the variables',
+    { useInnerText: false }
+  );
+  await expect(panel.locator('.jp-Chapyter-chatContextText')).toContainText(
+    'MCP servers: time'
+  );
   await ask(panel, 'What time is it in Tokyo?');
 
   const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');

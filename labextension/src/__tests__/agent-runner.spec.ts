@@ -526,6 +526,31 @@ describe('AgentController', () => {
     ).rejects.toThrow('closed.ipynb is not open');
   });
 
+  it('learns the tools and MCP servers from the server, dropping malformed entries', () => {
+    const agent = new AgentController({
+      client: new FakeClient(),
+      notebook: () => null
+    });
+    let changes = 0;
+    agent.changed.connect(() => changes++);
+    agent.setServerTools(
+      [
+        { name: 'run_code', label: 'run code' },
+        { name: 'time__get_current_time', label: 'time · get_current_time' },
+        { label: 'no name' },
+        'junk'
+      ],
+      [{ name: 'time', running: false }, 7]
+    );
+    expect(agent.tools).toEqual({
+      labels: ['run code', 'time · get_current_time'],
+      servers: ['time']
+    });
+    expect(changes).toBe(1);
+    agent.setServerTools(undefined, null);
+    expect(agent.tools).toEqual({ labels: [], servers: [] });
+  });
+
   it('undoes a stored turn by the cell ids of its steps', () => {
     const notebook = new FakeNotebook();
     const agent = new AgentController({

@@ -372,8 +372,17 @@ export class ChatPanel extends Widget {
         rules.map(r => `${r.path} (${r.chars} characters)`).join(', ') +
         '\n\n'
       : '';
+    const tools = this.agent?.enabled ? this.agent.tools : null;
+    const toolLines =
+      tools && tools.labels.length
+        ? `Agent tools: ${tools.labels.join(', ')}` +
+          (tools.servers.length
+            ? `; MCP servers: ${tools.servers.join(', ')} (their tools are offered once started)`
+            : '') +
+          '\n\n'
+        : '';
     this._chipText.textContent = model.contextEnabled
-      ? ruleLines + (context?.text || 'Nothing to send.')
+      ? toolLines + ruleLines + (context?.text || 'Nothing to send.')
       : 'The next message goes without the notebook context.';
   }
 

@@ -54,8 +54,16 @@ export interface IChatConfig {
   version: string;
   /** Characters of context per request (`Chapyter.context_budget`): the one budget. */
   context_budget?: number;
-  /** Agent turns: the server's default policy and caps. */
-  agent?: { policy?: string; max_steps?: number; time_limit?: number };
+  /** Agent turns: the server's default policy and caps, its tools and MCP servers. */
+  agent?: {
+    policy?: string;
+    max_steps?: number;
+    time_limit?: number;
+    /** The tool records the browser may show (the installed ones, the MCP tools known). */
+    tools?: { name: string; label: string; server?: string }[];
+    /** The configured MCP servers (never a command, URL or key). */
+    mcp_servers?: { name: string; running?: boolean }[];
+  };
 }
 
 /** Where a message stands. */
