@@ -78,7 +78,10 @@ def render(exchange: Exchange, *, tools: bool, latest: bool) -> list[dict]:
             if answer and latest:
                 images.extend(answer.images)
         if images:
-            intro = {"type": "text", "text": "The figures of the cell that just ran:"}
+            intro = {
+                "type": "text",
+                "text": "The images the last step returned (figures, tool images):",
+            }
             out.append({"role": "user", "content": [intro, *images]})
         return out
     # The fenced protocol: a tool call made before the switch reads as a fenced block.

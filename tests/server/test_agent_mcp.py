@@ -185,3 +185,22 @@ async def test_the_readme_example_works(venv_on_path, browser, fake):
     reader = await browser.run(agent_body(policy="risky"), lambda step: None, timeout=60)
     done = reader.first("step_done")
     assert done["status"] == "ok" and "Europe/Paris" in done["result"]
+
+
+@pytest.mark.chapyter_config({"Chapyter": {"image_input": "on"}})
+@pytest.mark.mcp.with_args(lambda tmp_path: {"every": everything_server()})
+async def test_an_mcp_image_reaches_a_model_that_takes_images_as_an_image_part(browser, fake):
+    fake.script(
+        Reply(tool_calls=[call("every__get-tiny-image", {})]),
+        Reply(content="A tiny image."),
+    )
+    await browser.run(agent_body(policy="never"), lambda step: None, timeout=60)
+    requests = [r for r in fake.requests if r.path == "/v1/chat/completions"]
+    parts = [
+        part
+        for message in requests[1].messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+    ]
+    urls = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
+    assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,iVBOR")

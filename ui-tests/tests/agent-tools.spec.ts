@@ -43,8 +43,7 @@ test('an MCP step asks with its server, tool and arguments; Run calls it and sho
   const panel = await openAgent(lab, 'Ask before every run');
   // The chip says which tools the agent has: the server's records, not a list of our own.
   await expect(panel.locator('.jp-Chapyter-chatContextText')).toContainText(
-    'Agent tools: run code, read a cell, list the variables',
-    { useInnerText: false }
+    'Agent tools: run code, read a cell, list the variables'
   );
   await expect(panel.locator('.jp-Chapyter-chatContextText')).toContainText(
     'MCP servers: time'
