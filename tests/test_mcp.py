@@ -331,3 +331,25 @@ def test_a_server_that_died_is_restarted_once():
         assert _children_running("mcp_server_time") == []
 
     run(scenario())
+
+
+def test_the_tools_are_listed_again_when_the_server_says_they_changed():
+    growing = Path(__file__).parent / "mcp_servers" / "growing_server.py"
+
+    async def scenario():
+        mcp = servers({"g": {"command": sys.executable, "args": [str(growing)]}})
+        source = McpToolSource(mcp)
+        try:
+            first = {t.tool: t for t in (await source.turn_tools()).tools}
+            assert set(first) == {"grow"}
+            assert (await first["grow"].call({})).text == "grown"
+            for _ in range(100):  # the notification arrives on its own
+                if mcp.servers["g"]._tools is None:
+                    break
+                await asyncio.sleep(0.02)
+            again = {t.tool for t in (await source.turn_tools()).tools}
+            assert again == {"grow", "added"}
+        finally:
+            await mcp.close()
+
+    run(scenario())

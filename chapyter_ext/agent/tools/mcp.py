@@ -114,7 +114,7 @@ def result_output(result: Any) -> ToolOutput:
     structured = getattr(result, "structured_content", None)
     if structured is not None:
         shown = json.dumps(structured, ensure_ascii=False, indent=1, default=str)
-        if not any(_same_json(t, structured) for t in texts):
+        if not any(_says(t, structured) for t in texts):
             texts.append(shown[:STRUCTURED_CHARS])
     return ToolOutput(
         text="\n".join(texts),
@@ -124,7 +124,14 @@ def result_output(result: Any) -> ToolOutput:
     )
 
 
-def _same_json(text: str, value: Any) -> bool:
+def _says(text: str, value: Any) -> bool:
+    """Whether ``text`` already says the structured ``value``: the same JSON, or the value of a
+    ``{"result": ...}`` wrapper (how SDK servers return a plain value)."""
+    if isinstance(value, dict) and set(value) == {"result"}:
+        inner = value["result"]
+        if isinstance(inner, str) and text.strip() == inner.strip():
+            return True
+        value = inner
     try:
         return bool(json.loads(text) == value)
     except ValueError:
