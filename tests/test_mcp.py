@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,11 @@ def test_a_server_that_cannot_start_is_one_line_and_the_others_still_serve():
             assert "command not found" in nope and "not offered" in nope
             crash = next(p for p in found.problems if "'crash'" in p)
             assert "boom: no db" in crash
+            # The next turn is told at once, without starting them again.
+            started = time.perf_counter()
+            again = await McpToolSource(mcp).turn_tools()
+            assert time.perf_counter() - started < 0.5
+            assert sorted(again.problems) == sorted(found.problems)
         finally:
             await mcp.close()
 

@@ -23,6 +23,8 @@ from .config import ServerConfig
 
 #: Restarted at most once after a death, until a call succeeds again.
 MAX_RESTARTS = 1
+#: Seconds a server that would not start is not tried again (each turn says why at once).
+RETRY_AFTER = 60.0
 
 
 class McpFailure(Exception):
@@ -53,6 +55,7 @@ class McpServer:
         self._lock: asyncio.Lock | None = None
         self._tools: list[Any] | None = None
         self._restarts = 0
+        self._failed_at: float | None = None
         self._stderr: Any = None
         #: Why the server cannot serve now ("" while it can).
         self.failure = ""
@@ -83,6 +86,9 @@ class McpServer:
         async with self._lock:
             if self.running:  # another task started it while this one waited
                 return
+            if self._failed_at is not None and time.monotonic() - self._failed_at < RETRY_AFTER:
+                # It just failed to start: say so at once rather than wait for it again.
+                raise McpFailure(f"MCP server {self.name!r} could not start: {self.failure}")
             if self._owner is not None:  # it ran, and died
                 if self._restarts >= MAX_RESTARTS:
                     raise McpFailure(
@@ -105,12 +111,15 @@ class McpServer:
             await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
         except asyncio.TimeoutError:
             self.failure = f"did not answer within {self.start_timeout:g} s"
+            self._failed_at = time.monotonic()
             await self._reap()
             raise McpFailure(f"MCP server {self.name!r} could not start: {self.failure}") from None
         except McpFailure:
+            self._failed_at = time.monotonic()
             await self._reap()
             raise
         self.failure = ""
+        self._failed_at = None
         self.start_seconds = time.perf_counter() - started
 
     async def _own(self, ready: asyncio.Future[None]) -> None:

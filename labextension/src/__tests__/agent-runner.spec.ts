@@ -423,6 +423,8 @@ describe('AgentTurn', () => {
       ['m2', 'approved'],
       ['m3', 'skipped']
     ]);
+    // The turn ended before m2's result came: it is not left "calling".
+    expect(turn.steps[1].state).toBe('stopped');
     expect(notebook.inserted).toEqual([]);
     expect(notebook.evaluated).toEqual([]);
   });

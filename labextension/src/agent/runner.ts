@@ -88,9 +88,13 @@ export class AgentTurn {
     for (;;) {
       const item = await next;
       if (item.done) {
+        this._settleServerSteps();
         return;
       }
       const event = item.value;
+      if (event.type === 'done' || event.type === 'error') {
+        this._settleServerSteps();
+      }
       // Read ahead: while a step waits for approval the server may end the turn (its time
       // cap), and the approval must not wait for an answer nobody reads.
       next = iterator.next();
@@ -128,6 +132,15 @@ export class AgentTurn {
         }
       }
       yield event;
+    }
+  }
+
+  /** The turn ended: a server step still shown as calling will get no result now. */
+  private _settleServerSteps(): void {
+    for (const step of this.steps) {
+      if (step.op === 'call' && step.state === 'running') {
+        this._set(step, 'stopped', 'Not finished: the turn ended.');
+      }
     }
   }
 
