@@ -359,3 +359,17 @@ def test_the_tools_are_listed_again_when_the_server_says_they_changed():
             await mcp.close()
 
     run(scenario())
+
+
+def test_the_sdk_loads_only_when_a_server_starts():
+    import subprocess
+
+    code = (
+        "import sys, chapyter_ext, chapyter_ext.server.app, chapyter_ext.agent.headless, "
+        "chapyter_ext.mcp, chapyter_ext.agent.tools.mcp; "
+        "from chapyter_ext.mcp import McpServers; "
+        "McpServers.from_config({'mcpServers': {'t': {'command': 'x'}}}, files=[]); "
+        "print(sorted(m for m in ('mcp', 'mcp_types', 'httpx2') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
