@@ -17,6 +17,7 @@ export async function resetAgentSettings(): Promise<void> {
   try {
     raw = JSON.parse(current.raw || '{}');
   } catch {
+    // The settings file holds comments: the defaults are all that is set.
     raw = {};
   }
   delete raw.agentMode;
@@ -40,6 +41,26 @@ export async function agentNotebook(name: string): Promise<string> {
     `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
   );
   return file;
+}
+
+/**
+ * A new agent notebook (see {@link agentNotebook}) opened, its data cell run, and the chat
+ * open in agent mode with `policy`: the file and the chat panel.
+ */
+export async function agentWithData(
+  lab: Lab,
+  name: string,
+  policy: string
+): Promise<{ file: string; panel: Locator }> {
+  const file = await agentNotebook(name);
+  await lab.openNotebook(file);
+  await lab.runCell(file, 'data');
+  await lab.waitForCells(
+    file,
+    cells => cells[0].executionCount !== null,
+    'the data cell ran'
+  );
+  return { file, panel: await openAgent(lab, policy) };
 }
 
 /** Open the chat with agent mode on and the given policy. */

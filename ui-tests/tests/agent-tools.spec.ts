@@ -8,6 +8,7 @@
 import {
   agentCells,
   agentNotebook,
+  agentWithData,
   ask,
   openAgent,
   resetAgentSettings,
@@ -32,7 +33,10 @@ test('an MCP step asks with its server, tool and arguments; Run calls it and sho
     },
     {
       tool_calls: [
-        { name: 'time__get_current_time', arguments: { timezone: 'Europe/Oslo' } }
+        {
+          name: 'time__get_current_time',
+          arguments: { timezone: 'Europe/Oslo' }
+        }
       ]
     },
     'It is evening in Tokyo; I did not look up Oslo.'
@@ -55,13 +59,13 @@ test('an MCP step asks with its server, tool and arguments; Run calls it and sho
   const run = approval.getByRole('button', { name: 'Run' });
   await expect(run).toBeVisible({ timeout: 90_000 });
   // What the server will call, exactly: the server, the tool, the arguments.
-  await expect(answer).toContainText('MCP server “time” · tool “get_current_time”');
+  await expect(answer).toContainText(
+    'MCP server “time” · tool “get_current_time”'
+  );
   await expect(answer.getByLabel('Arguments')).toContainText(
     '"timezone": "Asia/Tokyo"'
   );
-  await expect(
-    approval.getByRole('button', { name: 'Edit' })
-  ).toHaveCount(0);
+  await expect(approval.getByRole('button', { name: 'Edit' })).toHaveCount(0);
   const steps = answer.locator('.jp-Chapyter-agentStep');
   await expect(steps.nth(0)).toContainText(
     'time · get_current_time (wants to call)'
@@ -104,15 +108,11 @@ test('plt.show() in a stock kernel: the model gets the figure digest', async ({
     "import matplotlib.pyplot as plt\nplt.bar(rain['city'], rain['rain_mm'], label='rain')\n" +
     "plt.title('Rain' + ' by city')\nplt.xlabel('city')\nplt.show()";
   await model.script(runCode(plot, 'Plot the rain'), 'Oslo is the wettest.');
-  const file = await agentNotebook('agent-plt-show');
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
-  await lab.waitForCells(
-    file,
-    cells => cells[0].executionCount !== null,
-    'the data cell ran'
+  const { file, panel } = await agentWithData(
+    lab,
+    'agent-plt-show',
+    'Never ask'
   );
-  const panel = await openAgent(lab, 'Never ask');
   await ask(panel, 'Plot the rain');
   const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
   await expect(answer).toContainText('Oslo is the wettest.', {

@@ -7,6 +7,7 @@
 import {
   agentCells,
   agentNotebook,
+  agentWithData,
   ask,
   openAgent,
   resetAgentSettings,
@@ -215,15 +216,7 @@ test('a figure step: the model gets the digest built in the kernel', async ({
     "import matplotlib.pyplot as plt\nt = 'Rain' + ' by city'\n" +
     "plt.bar(rain['city'], rain['rain_mm'], label='rain')\nplt.title(t)";
   await model.script(runCode(plot, 'Plot the rain'), 'Oslo is the wettest.');
-  const file = await agentNotebook('agent-figure');
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
-  await lab.waitForCells(
-    file,
-    cells => cells[0].executionCount !== null,
-    'the data cell ran'
-  );
-  const panel = await openAgent(lab, 'Never ask');
+  const { file, panel } = await agentWithData(lab, 'agent-figure', 'Never ask');
   await ask(panel, 'Plot the rain');
   const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
   await expect(answer).toContainText('Oslo is the wettest.', {
@@ -287,15 +280,11 @@ test('reads: the variables and an existing cell go back to the model as text', a
     { tool_calls: [{ name: 'read_cell', arguments: { cell: '1' } }] },
     'The notebook holds `rain`, read in cell 1.'
   );
-  const file = await agentNotebook('agent-read');
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
-  await lab.waitForCells(
-    file,
-    cells => cells[0].executionCount !== null,
-    'the data cell ran'
+  const { file, panel } = await agentWithData(
+    lab,
+    'agent-read',
+    'Ask before every run'
   );
-  const panel = await openAgent(lab, 'Ask before every run');
   await ask(panel, 'What data is there?');
   const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
   // Reads never ask and never insert a cell.

@@ -182,22 +182,13 @@ export class AgentTurn {
   }
 
   private _add(event: IStepEvent): IAgentStep {
+    // The step is the event as the server described it, less the wire's discriminant.
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars
+    const { type: _type, stepId: id, ...described } = event;
     const step: IAgentStep = {
-      id: event.stepId,
-      kind: event.kind,
-      op: event.op,
-      runs: event.runs,
-      title: event.title,
-      label: event.label,
-      server: event.server,
-      expression: event.expression,
-      arguments: event.arguments,
+      ...described,
+      id,
       result: null,
-      code: event.code,
-      purpose: event.purpose,
-      cell: event.cell,
-      needsApproval: event.needsApproval,
-      reasons: event.reasons,
       state: 'running',
       cellId: null,
       outcome: ''

@@ -139,17 +139,19 @@ class StepView {
     this._approval.hidden = !approval;
   }
 
-  private _drawApproval(step: IAgentStep): void {
+  /**
+   * Start the approval box of `step`: its lead line (the model's purpose, or the server and
+   * tool of a call) and the policy's reasons. False when it is already drawn for this step.
+   */
+  private _startApproval(step: IAgentStep, lead: string): boolean {
     if (this._approvalFor === step.id) {
-      return;
+      return false;
     }
     this._approvalFor = step.id;
     const box = this._approval;
     box.textContent = '';
-    if (step.purpose) {
-      box.appendChild(
-        element('div', 'jp-Chapyter-agentPurpose', {}, step.purpose)
-      );
+    if (lead) {
+      box.appendChild(element('div', 'jp-Chapyter-agentPurpose', {}, lead));
     }
     if (step.reasons.length) {
       const list = element('ul', 'jp-Chapyter-agentReasons', {
@@ -160,22 +162,28 @@ class StepView {
       }
       box.appendChild(list);
     }
-    // The one string shown and run: as the cell will hold it.
-    const code = cellCode(step.code);
+    return true;
+  }
+
+  /** The one string the step shows and runs (invisible characters marked), in the box. */
+  private _proposed(label: string, text: string): HTMLElement {
     const pre = element('pre', 'jp-Chapyter-agentProposed', {
-      'aria-label': 'Proposed code'
+      'aria-label': label
     });
-    if (showCode(pre, code)) {
-      box.appendChild(invisibleWarning());
+    if (showCode(pre, text)) {
+      this._approval.appendChild(invisibleWarning());
     }
-    const editor = element('textarea', 'jp-Chapyter-agentEditor', {
-      'aria-label': 'Code to run',
-      rows: String(Math.min(12, code.split('\n').length + 1)),
-      spellcheck: 'false'
-    });
-    editor.value = code;
-    editor.hidden = true;
-    const buttons = element('div', 'jp-Chapyter-agentButtons', {
+    return pre;
+  }
+
+  /** The Run and Skip buttons (with `extra` between them) deciding `step`. */
+  private _decisionButtons(
+    step: IAgentStep,
+    titles: { run: string; skip: string },
+    code: () => string,
+    extra: HTMLElement[] = []
+  ): { group: HTMLElement; run: HTMLButtonElement } {
+    const group = element('div', 'jp-Chapyter-agentButtons', {
       role: 'group',
       'aria-label': 'Approve the step'
     });
@@ -184,8 +192,39 @@ class StepView {
       'Run',
       'Run',
       null,
-      'Insert this code as a cell below and run it'
+      titles.run
     );
+    const skip = button(
+      'jp-Chapyter-agentSkip',
+      'Skip',
+      'Skip',
+      null,
+      titles.skip
+    );
+    run.addEventListener('click', () =>
+      this._host.decide(step.id, { run: true, code: code() })
+    );
+    skip.addEventListener('click', () =>
+      this._host.decide(step.id, { run: false })
+    );
+    group.append(run, ...extra, skip);
+    return { group, run };
+  }
+
+  private _drawApproval(step: IAgentStep): void {
+    if (!this._startApproval(step, step.purpose)) {
+      return;
+    }
+    // The one string shown and run: as the cell will hold it.
+    const code = cellCode(step.code);
+    const pre = this._proposed('Proposed code', code);
+    const editor = element('textarea', 'jp-Chapyter-agentEditor', {
+      'aria-label': 'Code to run',
+      rows: String(Math.min(12, code.split('\n').length + 1)),
+      spellcheck: 'false'
+    });
+    editor.value = code;
+    editor.hidden = true;
     const edit = button(
       'jp-Chapyter-agentEdit',
       'Edit',
@@ -193,18 +232,14 @@ class StepView {
       null,
       'Change the code before it runs'
     );
-    const skip = button(
-      'jp-Chapyter-agentSkip',
-      'Skip',
-      'Skip',
-      null,
-      'Do not run it; the model is told it was skipped'
-    );
-    run.addEventListener('click', () =>
-      this._host.decide(step.id, {
-        run: true,
-        code: editor.hidden ? code : editor.value
-      })
+    const { group, run } = this._decisionButtons(
+      step,
+      {
+        run: 'Insert this code as a cell below and run it',
+        skip: 'Do not run it; the model is told it was skipped'
+      },
+      () => (editor.hidden ? code : editor.value),
+      [edit]
     );
     edit.addEventListener('click', () => {
       editor.hidden = false;
@@ -220,67 +255,31 @@ class StepView {
         run.click();
       }
     });
-    skip.addEventListener('click', () =>
-      this._host.decide(step.id, { run: false })
-    );
-    buttons.append(run, edit, skip);
-    box.append(pre, editor, buttons);
+    this._approval.append(pre, editor, group);
   }
 
   /** A server tool's call waiting for Run / Skip: the server, the tool, the arguments. */
   private _drawCallApproval(step: IAgentStep): void {
-    if (this._approvalFor === step.id) {
-      return;
-    }
-    this._approvalFor = step.id;
-    const box = this._approval;
-    box.textContent = '';
     const where = step.server
       ? `MCP server “${step.server}” · tool “${step.label.split(' · ').pop()}”`
       : `Tool “${step.label}”`;
-    box.appendChild(element('div', 'jp-Chapyter-agentPurpose', {}, where));
-    if (step.reasons.length) {
-      const list = element('ul', 'jp-Chapyter-agentReasons', {
-        'aria-label': 'Why approval is asked'
-      });
-      for (const reason of step.reasons) {
-        list.appendChild(element('li', '', {}, reason));
-      }
-      box.appendChild(list);
+    if (!this._startApproval(step, where)) {
+      return;
     }
     // Exactly what the server will send: the arguments as JSON.
-    const pre = element('pre', 'jp-Chapyter-agentProposed', {
-      'aria-label': 'Arguments'
-    });
-    if (showCode(pre, JSON.stringify(step.arguments ?? {}, null, 2))) {
-      box.appendChild(invisibleWarning());
-    }
-    const buttons = element('div', 'jp-Chapyter-agentButtons', {
-      role: 'group',
-      'aria-label': 'Approve the step'
-    });
-    const run = button(
-      'jp-Chapyter-agentRun jp-mod-accept',
-      'Run',
-      'Run',
-      null,
-      'Let the server call this tool with these arguments'
+    const pre = this._proposed(
+      'Arguments',
+      JSON.stringify(step.arguments ?? {}, null, 2)
     );
-    const skip = button(
-      'jp-Chapyter-agentSkip',
-      'Skip',
-      'Skip',
-      null,
-      'Do not call it; the model is told it was skipped'
+    const { group } = this._decisionButtons(
+      step,
+      {
+        run: 'Let the server call this tool with these arguments',
+        skip: 'Do not call it; the model is told it was skipped'
+      },
+      () => ''
     );
-    run.addEventListener('click', () =>
-      this._host.decide(step.id, { run: true, code: '' })
-    );
-    skip.addEventListener('click', () =>
-      this._host.decide(step.id, { run: false })
-    );
-    buttons.append(run, skip);
-    box.append(pre, buttons);
+    this._approval.append(pre, group);
   }
 
   private _shownResult: string | null = null;

@@ -4,7 +4,7 @@
  * its tests load no JupyterLab runtime code.
  */
 
-import type { ChatEvent, StepOp } from '../chat/events';
+import type { ChatEvent, IStepEvent } from '../chat/events';
 import type { IAgentCodeOrigin } from '../contract/metadata';
 import type { IChatRequest } from '../chat/tokens';
 
@@ -81,37 +81,11 @@ export type StepState =
   | 'stopped'; // Stop ended the turn before it ran
 
 /** One step of a turn, as the chat shows it. */
-export interface IAgentStep {
+export interface IAgentStep extends Omit<IStepEvent, 'type' | 'stepId'> {
   /** The server's id. */
   id: string;
-  /** The tool. */
-  kind: string;
-  /** What the browser does for it (the tool record's op). */
-  op: StepOp;
-  /** Where the tool runs: "kernel" or "server". */
-  runs: string;
-  /** Its line in the chat, from the server. */
-  title: string;
-  /** The tool's short name. */
-  label: string;
-  /** The MCP server of the tool ('' for built-in tools). */
-  server: string;
-  /** The expression an `evaluate` step evaluates in the kernel. */
-  expression: string;
-  /** A server step's arguments, shown for approval. */
-  arguments: { [key: string]: unknown } | null;
   /** What the model was told of a server step's result, once it came. */
   result: string | null;
-  /** The code (as proposed, then as run). */
-  code: string;
-  /** Why, in the model's words. */
-  purpose: string;
-  /** The cell a read_cell step reads. */
-  cell: string;
-  /** Whether the policy asked for approval. */
-  needsApproval: boolean;
-  /** Why approval was asked. */
-  reasons: string[];
   /** Where it stands. */
   state: StepState;
   /** The id of the cell it ran in, once inserted. */
