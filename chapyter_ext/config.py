@@ -194,6 +194,9 @@ def check_setting(name: str, value: Any) -> str | None:
     elif name == "agent_time_limit":
         if not _number(value) or not math.isfinite(value) or value <= 0:
             return f"must be a number of seconds above 0, not {value!r}"
+    elif name == "rules_chars":
+        if not _number(value) or not float(value).is_integer() or value < 0:
+            return f"must be a whole number of 0 or more, not {value!r}"
     elif name == "agent_result_chars":
         if not _number(value) or not float(value).is_integer() or value < 200:
             return f"must be a whole number of 200 or more, not {value!r}"
@@ -331,6 +334,21 @@ class Chapyter(Configurable):
         "('off'); 'auto': images for model names known to take them (gpt-4o, gpt-4.1, gpt-5, "
         "o1/o3/o4, claude, gemini, llava, pixtral, *-vl, ...).",
     )
+    project_rules = Bool(
+        True,
+        config=True,
+        help="Add the project's AGENTS.md and .chapyter/rules.md to the system prompt of the "
+        "chat, the agent and %%ai: the chat and the agent read those from the notebook's "
+        "folder up to the server's root directory, %%ai from the kernel's working directory up "
+        "to the first folder with .git, the home directory or /. Shown in the chat's context "
+        "chip. False: never read.",
+    )
+    rules_chars = Int(
+        4000,
+        config=True,
+        help="Most characters of project rules sent (the nearest files first; the bundled "
+        "small model gets at most 600).",
+    )
     # --- issue 16: speed where the user waits
     warm_up = Bool(
         True,
@@ -434,6 +452,7 @@ class Chapyter(Configurable):
         "agent_max_steps",
         "agent_time_limit",
         "agent_result_chars",
+        "rules_chars",
         *_CHOICES,
     )
     def _validate_setting(self, proposal: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any
@@ -249,6 +250,7 @@ class AIMagics(Magics):
             check_syntax,
             extract_code,
         )
+        from .rules import kernel_rules, with_rules
         from .small_model import SMALL_CONTEXT_BUDGET, uses_small_prompt
 
         settings = self.settings
@@ -291,6 +293,8 @@ class AIMagics(Magics):
             messages = build_messages(request, context)
         else:
             messages = build_retry_messages(request, context, *retry_parts)
+        # The project's AGENTS.md: from the kernel's working directory up (chapyter_ext.rules).
+        messages = with_rules(messages, kernel_rules(settings, os.getcwd(), redactor, small=small))
 
         progress = _Progress(self.shell, model_name, redactor)
         try:

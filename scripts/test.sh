@@ -25,6 +25,13 @@ python -m pip install -q --upgrade pip
 # this platform's optional native binaries (jest's resolver), which `npm ci` rejects.
 npm install --no-audit --no-fund --loglevel=error
 python -m pip install -q -e ".[test]"
+# Third-party MCP servers the tests talk to, from committed pins: server-everything (npm,
+# package-lock.json) and mcp-server-sqlite, which needs the 1.x mcp SDK, in its own venv.
+npm ci --prefix tests/mcp_servers --no-audit --no-fund --loglevel=error
+if [ ! -x tests/mcp_servers/.sqlite-venv/bin/mcp-server-sqlite ]; then
+  python -m venv tests/mcp_servers/.sqlite-venv
+fi
+tests/mcp_servers/.sqlite-venv/bin/python -m pip install -q -r tests/mcp_servers/sqlite-requirements.txt
 # The editable install copied the built extension; link it so rebuilds show up at once.
 jupyter labextension develop --overwrite . >/dev/null
 # Read the whole listing first: `grep -q` closing the pipe early would fail under pipefail.

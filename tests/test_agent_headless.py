@@ -526,3 +526,58 @@ def test_a_symlinked_notebook_is_refused_before_anything_runs(server, notebook, 
     out = agent(server, str(link), QUESTION, "--yes", "-o", str(notebook), home=tmp_path / "ip")
     assert out.returncode == 0 and "cell 3: printed 1" in out.stdout
     assert link.is_symlink() and len(nbformat.read(notebook, as_version=4).cells) == 4
+
+
+def test_mcp_tools_and_project_rules_come_from_the_same_config_as_the_server(
+    server, notebook, tmp_path
+):
+    """The MCP servers of ``chapyter_ext_mcp.json`` in Jupyter's config path (and the
+    ``c.ChapyterExtApp`` of ``jupyter_server_config.py``) serve the headless agent too, and
+    the notebook folder's AGENTS.md is in its system prompt."""
+    from tests.mcp_servers import time_server
+
+    config = tmp_path / "jupyter-config"
+    config.mkdir()
+    (config / "chapyter_ext_mcp.json").write_text(
+        json.dumps({"mcpServers": {"clock": time_server()}})
+    )
+    (config / "jupyter_server_config.py").write_text(
+        "c.ChapyterExtApp.mcp_servers = {'mcpServers': {'gone': {'command': "
+        "'chapyter-no-such-mcp-server'}}}\n"
+    )
+    (notebook.parent / "AGENTS.md").write_text("Always answer in metric units.\n")
+    server.script(
+        Reply(tool_calls=[{"name": "clock__get_current_time", "arguments": {"timezone": "UTC"}}]),
+        Reply(content="It is that time in UTC."),
+    )
+    env = {**agent_env(server, tmp_path), "JUPYTER_CONFIG_DIR": str(config)}
+    env.pop("JUPYTER_CONFIG_PATH", None)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chapyter_ext.cli",
+            "agent",
+            str(notebook),
+            "What time is it?",
+            "--policy",
+            "risky",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "It is that time in UTC." in result.stdout
+    # The server that would not start is one line; the clock's call is reported as it ran.
+    lines = result.stdout.splitlines()
+    assert any("'gone'" in line and "command not found" in line for line in lines)
+    assert any("clock · get_current_time" in line for line in lines)
+    first, second = [r for r in server.requests if r.path == "/v1/chat/completions"]
+    names = [t["function"]["name"] for t in first.body["tools"]]
+    assert "clock__get_current_time" in names
+    system = first.messages[0]["content"]
+    assert "Always answer in metric units." in system and "AGENTS.md" in system
+    tool = next(m for m in second.messages if m["role"] == "tool")
+    assert '"timezone": "UTC"' in tool["content"]

@@ -137,6 +137,17 @@ async function startServers(): Promise<void> {
     }
   );
 
+  // The agent's MCP servers, as a user configures them (Jupyter's config path): a real one
+  // from PyPI, started by the server on the first agent turn (agent-tools.spec.ts).
+  writeJSON(path.join(root, 'config', 'chapyter_ext_mcp.json'), {
+    mcpServers: {
+      time: {
+        command: python(),
+        args: ['-m', 'mcp_server_time', '--local-timezone', 'UTC']
+      }
+    }
+  });
+
   const token = randomBytes(24).toString('hex');
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -1,14 +1,15 @@
-"""The agent: the chat as a code interpreter (issue 11).
+"""The agent: the chat as a code interpreter (issue 11), with tools from a registry (issue 22).
 
 The turn's decisions live in :mod:`.loop` (sans-IO), its messages in :mod:`.transcript`; the
-tools and the fenced protocol in :mod:`.tools`; the system prompts in :mod:`.prompts`; approval
-in :mod:`.policy`; what the model sees of a result in :mod:`.observe`; the kernel-side figure
-digest in :mod:`.figures` (the one module the kernel imports); tools and images per endpoint in
+tools, one record each, in :mod:`.tools` (with the fenced protocol for models without tools);
+the system prompts in :mod:`.prompts`; what the model sees of a cell that ran in
+:mod:`.observe`; the kernel-side figure digest in :mod:`.figures` and the kernel-side reads in
+:mod:`.kernel_reads` (the modules the kernel imports); tools and images per endpoint in
 :mod:`.capabilities`. Drivers: the server's turn (``server/agent.py``) and the headless CLI
 (:mod:`.headless`).
 
 Importing this package loads only :mod:`.loop` and the modules it needs (no IPython, no
-matplotlib, no openai).
+matplotlib, no openai, no mcp).
 """
 
 from __future__ import annotations
@@ -20,13 +21,11 @@ from .loop import (
     Finish,
     Halt,
     ModelRequest,
-    ReadCell,
-    ReadVariables,
-    RunCode,
     StepRecord,
-    StepResult,
+    ToolStep,
 )
-from .tools import ToolCall
+from .results import StepResult, ToolOutput
+from .tools import Tool, ToolCall, ToolRegistry, default_registry
 
 __all__ = [
     "Action",
@@ -35,10 +34,12 @@ __all__ = [
     "Finish",
     "Halt",
     "ModelRequest",
-    "ReadCell",
-    "ReadVariables",
-    "RunCode",
     "StepRecord",
     "StepResult",
+    "Tool",
     "ToolCall",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolStep",
+    "default_registry",
 ]

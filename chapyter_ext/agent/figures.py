@@ -113,19 +113,35 @@ def _on_display(fig: Any) -> None:
     _remember(fig)
 
 
+def _is_figure(obj: Any) -> bool:
+    # By name: matplotlib is not imported here, and may never be.
+    return any(
+        c.__name__ == "Figure" and c.__module__ == "matplotlib.figure"
+        for c in getattr(type(obj), "__mro__", ())
+    )
+
+
 def _watcher() -> Any:
     from IPython.core.formatters import BaseFormatter
 
     class FigureWatcher(BaseFormatter):
-        """A display formatter that formats nothing: it sees matplotlib Figures go by."""
+        """A display formatter that formats nothing: it sees matplotlib Figures go by.
+
+        It looks at every object itself instead of registering a printer for ``Figure``:
+        IPython's ``select_figure_formats`` (run when pyplot first loads the inline backend,
+        often in the very step being digested) pops every formatter's ``Figure`` printer, ours
+        too, so a registered printer would miss each ``plt.show()`` after it.
+        """
 
         format_type = _WATCH_MIME
         print_method = "_chapyter_ext_never_"
 
-    watcher = FigureWatcher()
-    # By name: matplotlib is not imported here, and may never be.
-    watcher.for_type_by_name("matplotlib.figure", "Figure", _on_display)
-    return watcher
+        def __call__(self, obj: Any) -> None:
+            if _is_figure(obj):
+                _on_display(obj)
+            return None
+
+    return FigureWatcher()
 
 
 def _str(value: Any) -> str | None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..config import Chapyter
     from ..llm import Endpoint
     from .loop import AgentLoop, StepResult
+    from .tools.mcp import BlockingToolSource
 
 _PROG = "chapyter-ext agent"
 
@@ -129,7 +130,10 @@ def run_agent_file(
             secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
             cwd = os.path.dirname(os.path.abspath(path))
             local = registry.is_local(name)
-            turn = _Turn(run, settings, local, endpoint, [s for s in secrets if s])
+            tools = blocking_mcp_tools()
+            turn = _Turn(
+                run, settings, local, endpoint, [s for s in secrets if s], cwd=cwd, tools=tools
+            )
             try:
                 kernel = NotebookKernel(nb, cwd=cwd, timeout=timeout).start()
             except KernelRunError as err:  # it did not start, or the notebook's cells broke it
@@ -147,6 +151,8 @@ def run_agent_file(
             stop.disarm()  # from here on a signal waits: the wind-down is short and bounded
             if kernel is not None:
                 kernel.close()  # interrupts a cell cut short, keeps its outputs
+            if turn is not None and turn.tools is not None:
+                turn.tools.close()  # the MCP servers stop with the run
             registry.close()
         if turn is not None and turn.cells:
             if run.interrupted:
@@ -158,6 +164,21 @@ def run_agent_file(
             except OSError as err:
                 raise AgentRunError(f"cannot write {target}: {_one_line(err)}") from None
     return run
+
+
+def blocking_mcp_tools() -> BlockingToolSource | None:
+    """The MCP servers the Jupyter server would use (``chapyter_ext_mcp.json`` in Jupyter's
+    config path, ``c.ChapyterExtApp.mcp_servers`` of ``jupyter_server_config``), started on
+    first use on a loop of their own; None when none is configured."""
+    from ..mcp import McpServers
+    from ..mcp.config import app_config
+    from .tools.mcp import BlockingToolSource
+
+    setting, start_timeout, call_timeout = app_config()
+    servers = McpServers.from_config(
+        setting, start_timeout=start_timeout, call_timeout=call_timeout
+    )
+    return BlockingToolSource(servers) if servers else None
 
 
 def load_settings() -> Chapyter:
@@ -186,9 +207,16 @@ class _Turn:
         local: bool,
         endpoint: Endpoint,
         secrets: list[str],
+        *,
+        cwd: str = ".",
+        tools: BlockingToolSource | None = None,
     ) -> None:
         self.report, self.settings = run, settings
         self.local, self.endpoint, self.secrets = local, endpoint, secrets
+        #: The notebook's folder: where the project's rules are looked for.
+        self.cwd = cwd
+        #: The MCP servers' tools (None: no server configured).
+        self.tools = tools
         self.chat_id, self.message_id = str(uuid.uuid4()), str(uuid.uuid4())
         #: The cells to append: each step's (the one running included), then the answer.
         self.cells: list[Any] = []
@@ -212,12 +240,14 @@ class _Turn:
         from ..llm import LLMError, complete_step
         from ..policy import defined_functions
         from ..redact import Redactor
+        from ..rules import kernel_rules
         from .capabilities import capabilities
-        from .loop import AgentLimits, AgentLoop, Finish, Halt, ReadCell, RunCode
+        from .loop import AgentLimits, AgentLoop, Finish, Halt
+        from .tools import OP_RUN_CELL, RUNS_SERVER, default_registry
 
         self.kernel = kernel
         self.doing = "reading the kernel's variables"
-        redactor = Redactor(self.secrets)
+        redactor = Redactor([*self.secrets, *(self.tools.secrets() if self.tools else [])])
         context = (
             self.kernel.context(self.settings.context_budget, question)
             if self.settings.send_context
@@ -227,6 +257,15 @@ class _Turn:
         limits = AgentLimits.from_settings(self.settings)
         if max_steps is not None:
             limits = dataclasses.replace(limits, max_steps=max_steps)
+        registry = default_registry()
+        notes = kernel_rules(self.settings, self.cwd, redactor).prompt()
+        if caps.tools and self.tools is not None:
+            self.doing = "starting the MCP servers"
+            extra = self.tools.turn_tools()
+            registry = registry.extended(extra.tools)
+            for line in extra.problems:
+                self._say(line, on_line)
+            notes = "\n".join([notes, *(f"- Note: {p}" for p in extra.problems)]).strip()
         loop = AgentLoop(
             question=question,
             context=redactor(context) if context else None,
@@ -240,6 +279,8 @@ class _Turn:
             known_functions=defined_functions(
                 c.source for c in self.kernel.nb.cells if c.cell_type == "code"
             ),
+            registry=registry,
+            system_notes=notes,
         )
         while True:
             action: Any = loop.halt()
@@ -262,14 +303,15 @@ class _Turn:
             if isinstance(action, Halt):
                 self.report.stopped = action.reason
                 break
-            if isinstance(action, RunCode):
-                if action.needs_approval and not yes:
-                    why = "; ".join(action.reasons) or "the policy asks before every run"
-                    raise AgentRunError(
-                        f"step {len(loop.steps)} needs approval ({why}), and no one can "
-                        "approve here: pass --yes or --policy never, or set "
-                        "Chapyter.agent_policy. The file is unchanged."
-                    )
+            tool = action.tool
+            if action.needs_approval and not yes:
+                why = "; ".join(action.reasons) or "the policy asks before every run"
+                raise AgentRunError(
+                    f"step {len(loop.steps)} ({action.title}) needs approval ({why}), and no "
+                    "one can approve here: pass --yes or --policy never, or set "
+                    "Chapyter.agent_policy. The file is unchanged."
+                )
+            if tool.op == OP_RUN_CELL:
                 result = self._run_code(loop, action.step_id, action.code)
                 loop.on_result(action.step_id, result)
                 line = f"cell {len(self.kernel.nb.cells)}: {loop.steps[-1].outcome}"
@@ -277,14 +319,36 @@ class _Turn:
                     self._say(line, on_line)
                     self.report.stopped = f"Stopped: {result.error}; the cells already run stay."
                     break
-            elif isinstance(action, ReadCell):
-                loop.on_read(action.step_id, self.kernel.describe_cell(action.cell))
-                line = loop.steps[-1].outcome
             else:
-                self.doing = "reading the kernel's variables"
-                loop.on_read(action.step_id, self.kernel.context(self.settings.context_budget))
-                line = loop.steps[-1].outcome
+                self.doing = f"carrying out {action.title}"
+                loop.on_result(action.step_id, self._carry_out(action, tool))
+                record = loop.steps[-1]
+                line = (
+                    f"{record.title}: {record.outcome}"
+                    if tool.runs == RUNS_SERVER
+                    else record.outcome
+                )
             self._say(line, on_line)
+
+    def _carry_out(self, action: Any, tool: Any) -> Any:
+        """What a step other than a code cell gave: a read of the notebook, an expression
+        evaluated in the kernel, a server tool's call."""
+        from .results import ToolOutput
+        from .tools import OP_EVALUATE, OP_READ_CELL, RUNS_SERVER
+
+        if tool.runs == RUNS_SERVER:
+            if self.tools is None:
+                return ToolOutput(error="no MCP servers here")
+            return self.tools.call(tool, action.arguments)
+        request = tool.request(action.arguments)
+        if tool.op == OP_READ_CELL:
+            return ToolOutput(text=self.kernel.describe_cell(request.get("cell", "")))
+        if tool.op == OP_EVALUATE:
+            try:
+                return ToolOutput(text=self.kernel.evaluate_text(request.get("expression", "")))
+            except ValueError as err:
+                return ToolOutput(error=str(err))
+        return ToolOutput(error=f"unknown operation {tool.op!r}")
 
     def _say(self, line: str, on_line: Callable[[str], None] | None) -> None:
         self.report.steps.append(line)

@@ -3,12 +3,12 @@
 A driver (the server's async turn, the headless CLI) owns the I/O: it asks
 :meth:`AgentLoop.request` for the next model request, sends it, hands the reply to
 :meth:`AgentLoop.on_reply`, carries out the :data:`Action` it gets back (run code in a new cell,
-read a cell, list the variables) and reports the result with :meth:`AgentLoop.on_result`,
-:meth:`AgentLoop.on_read` or :meth:`AgentLoop.on_skipped`, until the action is a
-:class:`Finish` or a :class:`Halt`::
+read a cell, list the variables, call an MCP tool: a :class:`ToolStep`, carried out as its
+tool's record says, :mod:`.tools`) and reports the result with :meth:`AgentLoop.on_result` or
+:meth:`AgentLoop.on_skipped`, until the action is a :class:`Finish` or a :class:`Halt`::
 
     loop = AgentLoop(question=q, context=ctx, history=[], tools=True, images=False,
-                     policy="risky", limits=AgentLimits(),
+                     policy="risky", limits=AgentLimits(), registry=default_registry(),
                      known_functions=defined_functions(cells_that_ran))
     while True:
         halt = loop.halt()              # a cap hit, or the same code failed twice
@@ -17,12 +17,14 @@ read a cell, list the variables) and reports the result with :meth:`AgentLoop.on
         reply = call_the_model(req)     # text and tool calls
         action = loop.on_reply(reply.text, reply.tool_calls)
         if isinstance(action, (Finish, Halt)): break
-        if isinstance(action, RunCode): loop.on_result(action.step_id, run(action.code))
-        else: loop.on_read(action.step_id, read(action))
+        loop.on_result(action.step_id, carry_out(action.tool, action.arguments))
 
-Every step (runs and reads alike) counts against ``limits.max_steps``; the turn's clock starts
-when the loop is made. What the model sees of a result is built by :mod:`.observe`, within
-``limits.result_chars`` and redacted; whether a run needs the user's approval by :mod:`.policy`.
+Every step (runs, reads and calls alike) counts against ``limits.max_steps``; the turn's clock
+starts when the loop is made. What the model sees of a result is built by the tool's record
+(:meth:`~.tools.Tool.observe`), within ``limits.result_chars`` and redacted; whether a call
+needs the user's approval by the record too (:meth:`~.tools.Tool.approval`: run_code asks the
+code analysis of :mod:`chapyter_ext.policy`). Every argument is redacted before it is shown,
+approved or carried out.
 Under policy ``risky`` the notebook's own functions (``known_functions``: defined by cells that
 ran, so consented to) may be called unasked, and so may those a step of the turn defines once it
 ran; a step that rebinds such a name makes it unknown again.
@@ -31,25 +33,25 @@ ran; a step that rebinds such a name makes it unknown again.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from dataclasses import dataclass
+from typing import Any, Union
 
-from ..policy import MAGIC_CALL, approval, bound_names, defined_functions
+from ..policy import bound_names, defined_functions
 from ..prompts import build_messages
 from ..redact import Redactor
-from . import prompts as agent_prompts
-from .observe import observe, outcome
+from .prompts import FENCED_SYSTEM_PROMPT, tools_system_prompt
+from .results import StepResult, ToolOutput
 from .tools import (
-    LIST_VARIABLES,
-    READ_CELL,
+    OP_RUN_CELL,
     RUN_CODE,
-    TOOL_SCHEMAS,
     BadToolCall,
+    Tool,
     ToolCall,
-    call_arg,
-    check_call,
+    ToolRegistry,
+    default_registry,
     fenced_step,
     without_thinking,
 )
@@ -82,34 +84,40 @@ class AgentLimits:
 
 
 @dataclass(frozen=True)
-class RunCode:
-    """Run ``code`` in a new cell (after the user's approval when ``needs_approval``)."""
+class ToolStep:
+    """Carry out one call of ``tool`` (after the user's approval when ``needs_approval``), as
+    its record says: its ``runs`` and ``op`` tell the driver where and how."""
 
-    kind: ClassVar[str] = RUN_CODE
     step_id: str
-    code: str
-    purpose: str = ""
-    needs_approval: bool = True
-    #: What the policy found in the code ("writes files: df.to_csv('out.csv')"), even when no
-    #: approval is needed.
+    tool: Tool
+    #: Checked and redacted: exactly what is shown, approved and carried out.
+    arguments: dict[str, Any]
+    needs_approval: bool = False
+    #: What the policy found ("writes files: df.to_csv('out.csv')"), even when no approval is
+    #: needed.
     reasons: tuple[str, ...] = ()
 
+    @property
+    def kind(self) -> str:
+        """The tool's name."""
+        return self.tool.name
 
-@dataclass(frozen=True)
-class ReadCell:
-    """Read the source and outputs of an existing cell: a 1-based position ("3") or a cell id."""
+    @property
+    def code(self) -> str:
+        """The code of a run_code step ("" otherwise)."""
+        value = self.arguments.get("code", "") if self.tool.op == OP_RUN_CELL else ""
+        return value if isinstance(value, str) else ""
 
-    kind: ClassVar[str] = READ_CELL
-    step_id: str
-    cell: str
+    @property
+    def purpose(self) -> str:
+        """Why, in the model's words ("" if it gave none)."""
+        value = self.arguments.get("purpose", "")
+        return value if isinstance(value, str) else ""
 
-
-@dataclass(frozen=True)
-class ReadVariables:
-    """Summarise the kernel's variables again (the same summary as the turn's context)."""
-
-    kind: ClassVar[str] = LIST_VARIABLES
-    step_id: str
+    @property
+    def title(self) -> str:
+        """The step's line in the chat."""
+        return self.tool.title(self.arguments)
 
 
 @dataclass(frozen=True)
@@ -126,57 +134,7 @@ class Halt:
     reason: str
 
 
-Action = Union[RunCode, ReadCell, ReadVariables, Finish, Halt]
-StepAction = Union[RunCode, ReadCell, ReadVariables]
-
-
-@dataclass
-class StepResult:
-    """What running a step's cell produced, as the driver collected it."""
-
-    #: nbformat outputs (``{"output_type": "stream" | "execute_result" | "display_data" |
-    #: "error", ...}``).
-    outputs: list[dict] = field(default_factory=list)
-    execution_count: int | None = None
-    #: The id of the notebook cell it ran in ("" when none).
-    cell_id: str = ""
-    #: Figure digests read in the kernel (:func:`chapyter_ext.agent.figures.take`).
-    figures: list[dict] = field(default_factory=list)
-    #: The figures as base64 PNGs.
-    images: list[str] = field(default_factory=list)
-    #: Set when the code could not be run at all (one line: "the kernel is dead").
-    error: str = ""
-
-    @property
-    def failed(self) -> bool:
-        """True when the code did not run or raised."""
-        return bool(self.error) or any(o.get("output_type") == "error" for o in self.outputs)
-
-    @classmethod
-    def from_json(cls, data: Any) -> StepResult:
-        """A result from decoded JSON (the browser's ``result``); raises ``ValueError`` naming
-        the first field of the wrong type. Unknown keys are ignored."""
-        if not isinstance(data, dict):
-            raise ValueError("result must be an object")
-        outputs = data.get("outputs", [])
-        if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
-            raise ValueError("result.outputs must be a list of nbformat outputs")
-        count = data.get("execution_count")
-        if count is not None and (not isinstance(count, int) or isinstance(count, bool)):
-            raise ValueError("result.execution_count must be a whole number or null")
-        cell_id = data.get("cell_id") or ""
-        if not isinstance(cell_id, str):
-            raise ValueError("result.cell_id must be a string")
-        figures = data.get("figures", [])
-        if not isinstance(figures, list) or not all(isinstance(f, dict) for f in figures):
-            raise ValueError("result.figures must be a list of figure digests")
-        images = data.get("images", [])
-        if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
-            raise ValueError("result.images must be a list of base64 PNG strings")
-        error = data.get("error") or ""
-        if not isinstance(error, str):
-            raise ValueError("result.error must be a string")
-        return cls(outputs, count, cell_id, figures, images, error)
+Action = Union[ToolStep, Finish, Halt]
 
 
 @dataclass
@@ -184,11 +142,14 @@ class StepRecord:
     """One step of the turn, for the history and undo."""
 
     step_id: str
+    #: The tool's name.
     kind: str
     code: str = ""
     #: For read_cell: the cell asked for.
     cell: str = ""
     purpose: str = ""
+    #: The step's line in the chat ("ran code", "read cell 3", "time · get_current_time").
+    title: str = ""
     #: The notebook cell the code ran in.
     cell_id: str = ""
     execution_count: int | None = None
@@ -196,11 +157,15 @@ class StepRecord:
     status: str = "pending"
     #: One line: "NameError: name 'x' is not defined", "Out: 42", "skipped".
     outcome: str = ""
+    #: What the model was told of the result (a server step's result, shown in the chat).
+    shown: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        """What the chat history keeps: ``{step_id, code, cell_id, outcome}``."""
+        """What the chat history keeps: ``{step_id, tool, title, code, cell_id, outcome}``."""
         return {
             "step_id": self.step_id,
+            "tool": self.kind,
+            "title": self.title,
             "code": self.code,
             "cell_id": self.cell_id,
             "outcome": self.outcome,
@@ -216,13 +181,27 @@ class ModelRequest:
 
 
 _SKIPPED = (
-    "The user skipped this step: the code was NOT run and nothing changed. Do not propose it "
-    "again unless asked; continue another way or answer with what you know."
+    "The user skipped this step: it was NOT run and nothing changed. Do not propose it again "
+    "unless asked; continue another way or answer with what you know."
 )
 
 
-def _code_hash(code: str) -> str:
-    return hashlib.sha256(code.strip().encode("utf-8", "surrogatepass")).hexdigest()
+def _call_hash(name: str, arguments: dict[str, Any]) -> str:
+    """What makes two calls the same: the tool and its arguments (run_code: the code)."""
+    code = arguments.get("code") if name == RUN_CODE else None
+    text = code.strip() if isinstance(code, str) else json.dumps(arguments, sort_keys=True)
+    return hashlib.sha256(f"{name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _redacted(value: Any, redact: Redactor) -> Any:
+    """``value`` with every string in it redacted (dict keys too)."""
+    if isinstance(value, str):
+        return redact(value) if value else value
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {redact(str(k)): _redacted(v, redact) for k, v in value.items()}
+    return value
 
 
 class AgentLoop:
@@ -241,12 +220,18 @@ class AgentLoop:
         clock: Callable[[], float] = time.monotonic,
         redactor: Redactor | None = None,
         known_functions: Iterable[str] = (),
+        registry: ToolRegistry | None = None,
+        system_notes: str = "",
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         self.tools = tools
         self.images = images
         self.policy = policy
+        #: The tools the model may call (with ``tools``; the fenced protocol has run_code only).
+        self.registry = registry if registry is not None else default_registry()
+        #: Added to the system prompt: the project's rules, MCP servers that could not start.
+        self.system_notes = system_notes
         #: The notebook's functions and classes the policy lets steps call (see the docstring).
         self.known_functions = set(known_functions)
         self.limits = limits
@@ -257,6 +242,7 @@ class AgentLoop:
         self._opening = build_messages(question, context, history=history, system=None)
         self._exchanges: list[Exchange] = []
         self.steps: list[StepRecord] = []
+        self._steps: dict[str, ToolStep] = {}
         self._records: dict[str, StepRecord] = {}
         self._pending: tuple[str, str] | None = None  # (step id, tool call id)
         self._count = 0
@@ -285,9 +271,9 @@ class AgentLoop:
         return max(0.0, self.limits.time_limit - self.elapsed())
 
     def halt(self) -> Halt | None:
-        """The Halt that ends the turn now, if any: the time cap passed, or the same code failed
-        twice in a row. Drivers ask before each model request (``on_reply`` would return it
-        too, after a wasted request)."""
+        """The Halt that ends the turn now, if any: the time cap passed, or the same call
+        failed twice in a row. Drivers ask before each model request (``on_reply`` would return
+        it too, after a wasted request)."""
         if self._halt is None and self.remaining() <= 0:
             limit = f"{self.limits.time_limit:g}"
             self._halt = Halt(
@@ -308,14 +294,16 @@ class AgentLoop:
             raise RuntimeError(f"step {self._pending[0]} is still waiting for its result")
         if self._over:
             raise RuntimeError("the turn is over")
-        system = (
-            agent_prompts.TOOLS_SYSTEM_PROMPT if self.tools else agent_prompts.FENCED_SYSTEM_PROMPT
-        )
+        system = tools_system_prompt(self.registry) if self.tools else FENCED_SYSTEM_PROMPT
+        if self.system_notes:
+            system = f"{system}\n{self.system_notes}"
         messages = [{"role": "system", "content": system}, *self._opening]
         last = len(self._exchanges) - 1
         for i, exchange in enumerate(self._exchanges):
             messages.extend(render(exchange, tools=self.tools, latest=i == last))
-        return ModelRequest(messages=messages, tools=TOOL_SCHEMAS if self.tools else None)
+        return ModelRequest(
+            messages=messages, tools=self.registry.schemas() if self.tools else None
+        )
 
     # -- replies ---------------------------------------------------------------------------------
 
@@ -332,12 +320,19 @@ class AgentLoop:
         calls = with_ids(tool_calls, len(self._exchanges)) if self.tools else []
         if calls:
             call = calls[0]
+            tool = self.registry.get(call.name)
+            if tool is None:
+                names = ", ".join(self.registry.names)
+                return self._end(
+                    Halt(
+                        "The model made a tool call that cannot be run: There is no tool named "
+                        f"{call.name!r}; the tools are {names}."
+                    )
+                )
             try:
-                check_call(call)
+                arguments = tool.check(dict(call.arguments or {}))
             except BadToolCall as err:
                 return self._end(Halt(f"The model made a tool call that cannot be run: {err}"))
-            kind, code = call.name, call_arg(call, "code")
-            purpose, cell = call_arg(call, "purpose"), call_arg(call, "cell").strip()
         else:
             step = fenced_step(text) if not self.tools else None
             if step is None or step.code is None:
@@ -345,8 +340,10 @@ class AgentLoop:
                 if not answer:
                     return self._end(Halt("The model ended the turn without an answer."))
                 return self._end(Finish(self.redact(answer)))
-            kind, code, purpose, cell = RUN_CODE, step.code, step.prose, ""
-            calls = [ToolCall(id="fenced", name=RUN_CODE, arguments={"code": code})]
+            tool = self.registry.get(RUN_CODE) or default_registry().get(RUN_CODE)
+            assert tool is not None
+            arguments = {"code": step.code, "purpose": step.prose}
+            calls = [ToolCall(id="fenced", name=RUN_CODE, arguments={"code": step.code})]
         if self._count >= self.limits.max_steps:
             return self._end(
                 Halt(
@@ -354,28 +351,29 @@ class AgentLoop:
                     "Chapyter.agent_max_steps); the cells already run stay."
                 )
             )
-        needs, reasons = False, ()  # type: tuple[bool, tuple[str, ...]]
-        # What is shown, approved and run is the redacted code, in every driver.
-        code = self.redact(code) if code else code
-        if kind == RUN_CODE:
-            needs, found = approval(self.policy, code, known_functions=self.known_functions)
-            if MAGIC_CALL in found:
-                return self._end(
-                    Halt("The model's code calls %ai (it would ask the model again); not run.")
-                )
-            reasons = tuple(found)
+        # What is shown, approved and carried out is the redacted call, in every driver.
+        arguments = _redacted(arguments, self.redact)
+        decision = tool.approval(self.policy, arguments, self.known_functions)
+        if decision.refused:
+            return self._end(Halt(decision.refused))
         self._count += 1
         step_id = f"step-{self._count}"
         self._exchanges.append(Exchange(text=text, calls=calls, fenced=not self.tools))
         self._pending = (step_id, calls[0].id)
-        record = StepRecord(step_id=step_id, kind=kind, code=code, cell=cell, purpose=purpose)
+        action = ToolStep(step_id, tool, arguments, decision.needs, tuple(decision.reasons))
+        cell = arguments.get("cell", "")
+        record = StepRecord(
+            step_id=step_id,
+            kind=tool.name,
+            code=action.code,
+            cell=cell if isinstance(cell, str) else "",
+            purpose=action.purpose,
+            title=action.title,
+        )
         self.steps.append(record)
         self._records[step_id] = record
-        if kind == RUN_CODE:
-            return RunCode(step_id, code, purpose, needs, reasons)
-        if kind == READ_CELL:
-            return ReadCell(step_id, cell)
-        return ReadVariables(step_id)
+        self._steps[step_id] = action
+        return action
 
     def _end(self, action: Finish | Halt) -> Finish | Halt:
         self._over = True
@@ -393,44 +391,37 @@ class AgentLoop:
     def _answer(self, call_id: str, answer: Answer) -> None:
         self._exchanges[-1].answers[call_id] = answer
 
-    def on_result(self, step_id: str, result: StepResult) -> None:
-        """The cell of RunCode ``step_id`` ran (or could not): record it for the model."""
+    def on_result(self, step_id: str, result: StepResult | ToolOutput | str) -> None:
+        """Step ``step_id`` was carried out (or could not be): ``result`` is what its cell left
+        (a :class:`StepResult`), what a read or a server tool gave (a :class:`ToolOutput`, or
+        its text). Recorded for the model as the step's tool says."""
         record, call_id = self._take(step_id)
-        parts = observe(
+        step = self._steps[step_id]
+        seen = step.tool.observe(
             result, budget=self.limits.result_chars, images=self.images, redactor=self.redact
         )
-        text = "\n".join(p["text"] for p in parts if p.get("type") == "text")
-        images = [p for p in parts if p.get("type") == "image_url"]
-        self._answer(call_id, Answer(text, images))
-        record.cell_id = result.cell_id
-        record.execution_count = result.execution_count
-        record.status = "error" if result.failed else "ok"
-        record.outcome = outcome(result, self.redact)
-        # What the step defined is the notebook's now; a name it rebound is no longer known.
-        self.known_functions -= bound_names(record.code)
-        self.known_functions |= defined_functions([record.code])
-        if result.failed:
-            digest = _code_hash(record.code)
+        kind = "read" if seen.status == "read" else "ran"
+        self._answer(call_id, Answer(seen.text, seen.images, kind=kind))
+        if isinstance(result, StepResult):
+            record.cell_id = result.cell_id
+            record.execution_count = result.execution_count
+        record.status = seen.status
+        record.outcome = seen.outcome or step.title
+        record.shown = seen.text
+        if step.tool.op == OP_RUN_CELL:
+            # What the step defined is the notebook's now; a name it rebound is no longer known.
+            self.known_functions -= bound_names(record.code)
+            self.known_functions |= defined_functions([record.code])
+        if seen.status == "error":
+            digest = _call_hash(step.tool.name, step.arguments)
             if digest == self._last_failed:
+                what = "code" if step.tool.name == RUN_CODE else f"call to {step.tool.name}"
                 self._halt = Halt(
-                    f"Stopped: the same code failed twice in a row ({record.outcome})."
+                    f"Stopped: the same {what} failed twice in a row ({record.outcome})."
                 )
             self._last_failed = digest
         else:
             self._last_failed = None
-
-    def on_read(self, step_id: str, text: str) -> None:
-        """The text a ReadCell or ReadVariables ``step_id`` asked for."""
-        record, call_id = self._take(step_id)
-        budget = self.limits.result_chars
-        shown = self.redact(text[: budget + self.redact.margin])
-        if len(shown) > budget:
-            shown = shown[:budget] + f"\n… [{len(shown) - budget} more characters cut]"
-        self._answer(call_id, Answer(shown or "(nothing)", kind="read"))
-        record.status = "read"
-        record.outcome = (
-            f"read cell {record.cell}" if record.kind == READ_CELL else "read the variables"
-        )
 
     def on_skipped(self, step_id: str) -> None:
         """The user chose Skip: the step did not run."""

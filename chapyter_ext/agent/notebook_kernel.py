@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import figures
 
 if TYPE_CHECKING:
-    from .loop import StepResult
+    from .results import StepResult
 
 _CONTEXT_EXPRESSION = (
     "__import__('chapyter_ext.context', fromlist=['kernel_context'])"
@@ -110,11 +110,20 @@ class NotebookKernel:
         text = values.get("context")
         return text if isinstance(text, str) else ""
 
+    def evaluate_text(self, expression: str) -> str:
+        """The text of an ``evaluate`` tool's expression (its value is ``{"text": ...}``);
+        ``ValueError`` (one line) when the kernel could not tell."""
+        value = self._evaluate("", {"value": expression}).get("value")
+        text = value.get("text") if isinstance(value, dict) else None
+        if not isinstance(text, str):
+            raise ValueError("the kernel could not evaluate it (is chapyter_ext installed there?)")
+        return text
+
     def run_step(self, cell: Any, seconds: float) -> StepResult:
         """Append ``cell`` and run it, reading the figures in the same request."""
         from nbclient.exceptions import DeadKernelError
 
-        from .loop import StepResult
+        from .results import StepResult
 
         self.nb.cells.append(cell)
         index = len(self.nb.cells) - 1

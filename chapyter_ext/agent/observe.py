@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..redact import Redactor
 
 if TYPE_CHECKING:
-    from .loop import StepResult
+    from .results import StepResult
 
 #: At most this many figures are sent as images for one step.
 MAX_IMAGES = 4

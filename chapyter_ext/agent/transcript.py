@@ -15,10 +15,11 @@ it and pass for the user's next words.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from ..prompts import data_block, fenced
-from .tools import RUN_CODE, ToolCall, assistant_message, call_arg, tool_message
+from .tools import RUN_CODE, ToolCall, assistant_message, tool_message
 
 
 @dataclass
@@ -77,16 +78,20 @@ def render(exchange: Exchange, *, tools: bool, latest: bool) -> list[dict]:
             if answer and latest:
                 images.extend(answer.images)
         if images:
-            intro = {"type": "text", "text": "The figures of the cell that just ran:"}
+            intro = {
+                "type": "text",
+                "text": "The images the last step returned (figures, tool images):",
+            }
             out.append({"role": "user", "content": [intro, *images]})
         return out
     # The fenced protocol: a tool call made before the switch reads as a fenced block.
     text = exchange.text
     for call in [] if exchange.fenced else exchange.calls[:1]:
-        if call.name == RUN_CODE:
-            text = f"{text}\n\n{fenced(call_arg(call, 'code'))}".strip()
+        code = call.arguments.get("code") if isinstance(call.arguments, dict) else None
+        if call.name == RUN_CODE and isinstance(code, str):
+            text = f"{text}\n\n{fenced(code)}".strip()
         else:
-            text = f"{text}\n\n({call.name} {call_arg(call, 'cell')})".strip()
+            text = f"{text}\n\n({call.name} {json.dumps(call.arguments)})".strip()
     out = [{"role": "assistant", "content": text}]
     for answer in list(exchange.answers.values())[:1]:
         lead = _FENCED_INTRO.get(answer.kind)

@@ -35,6 +35,7 @@ __all__ = [
     "LLMError",
     "StepDelta",
     "StepReply",
+    "ToolCall",
     "aclose_clients",
     "alist_models",
     "astream",
@@ -254,4 +255,4 @@ def _wait_or_raise(
 
 
 # Last: .steps builds on the helpers above (and this module's _BACKOFF_BASE, which tests patch).
-from .steps import StepDelta, StepReply, astream_step, complete_step  # noqa: E402
+from .steps import StepDelta, StepReply, ToolCall, astream_step, complete_step  # noqa: E402

@@ -30,12 +30,21 @@ from .clients import _async_client, _sync_client
 from .errors import LLMError, _bad_response, _check_request, _empty_error
 
 if TYPE_CHECKING:
-    from ..agent.tools import ToolCall
     from .endpoint import Endpoint
 
 #: HTTP statuses with which servers refuse ``tools`` (llama.cpp without --jinja answers 500).
 _REJECT_STATUSES = frozenset({400, 422, 500, 501})
 _REJECT_WORDS = ("tool", "function")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for: its id (echoed in the tool result), the tool's
+    name and the decoded JSON arguments."""
+
+    id: str
+    name: str
+    arguments: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -295,8 +304,6 @@ class _ToolCallParts:
 
     def assemble(self, endpoint: Endpoint) -> list[ToolCall]:
         """The finished calls, arguments decoded; an unusable call raises ``bad_response``."""
-        from ..agent.tools import ToolCall
-
         calls = []
         for number, parts in enumerate(self._calls, 1):
             if not parts.name:

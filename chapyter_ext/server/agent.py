@@ -16,43 +16,36 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ..agent.capabilities import Capabilities, capabilities
-from ..agent.loop import (
-    AgentLimits,
-    AgentLoop,
-    Finish,
-    Halt,
-    ReadCell,
-    ReadVariables,
-    RunCode,
-    StepResult,
+from ..agent.loop import AgentLimits, AgentLoop, Finish, Halt, ToolStep
+from ..agent.results import StepResult, ToolOutput
+from ..agent.tools import (
+    OP_RUN_CELL,
+    RUNS_SERVER,
+    Tool,
+    ToolRegistry,
+    ToolSource,
+    default_registry,
 )
 from ..context.notebook import user_functions
 from ..llm import LLMError, astream_step
-from ..redact import one_line, redact_traceback
+from ..redact import one_line
 from .agent_protocol import AgentRequest, StepAnswer
 from .chat import ChatError, ChatService, TurnSetup
-from .events import (
-    AgentDone,
-    AgentStart,
-    Error,
-    Notice,
-    Step,
-    StepDone,
-    Token,
-    TokenRedactor,
-)
-from .history import ChatMessage, HistoryError, repair_text, utc_now
-from .turn import StreamingTurn
+from .events import AgentDone, AgentStart, Notice, Step, StepDone, Token, TokenRedactor
+from .turn import StreamingTurn, TurnEnd
 
 if TYPE_CHECKING:
-    from ..agent.tools import ToolCall
     from ..config import Chapyter
+    from ..llm import ToolCall
+
 
 FENCE = "```"
 
 
 class AgentTurn(StreamingTurn):
     """One agent turn: its ids, its events, the steps waiting for the browser, a way to stop."""
+
+    noun = "Agent turn"
 
     def __init__(
         self,
@@ -63,41 +56,36 @@ class AgentTurn(StreamingTurn):
         policy: str,
         capabilities: Capabilities,
     ) -> None:
-        super().__init__()
+        super().__init__(
+            service, notebook=setup.notebook, chat_id=setup.chat_id, model_name=setup.model_name
+        )
         self.service = service
         self.setup = setup
+        self.notice = setup.notice
         self._loop = loop
         # What ``start`` tells the browser; ``tools`` turns off if the endpoint refuses them.
         self.policy = policy
         self.tools = capabilities.tools
         self.images = capabilities.images
         self.limits = loop.limits
+        #: Told once the turn started (MCP servers that could not start), one line each.
+        self.notices: list[str] = []
         self._waiting: dict[str, asyncio.Future[StepAnswer]] = {}
         self._answered: set[str] = set()
-        self._kinds: dict[str, str] = {}  # step_id -> the step's kind
+        self._steps_by_id: dict[str, ToolStep] = {}
         self._prose = ""  # of the model reply being streamed (what a stop keeps)
 
     # -- what the handlers call ------------------------------------------------------------
 
-    def start(self) -> None:
-        """Begin the turn; the time cap (``limits.time_limit``, 0: none) bounds all of it."""
-        loop = asyncio.get_running_loop()
-        setup = self.setup
-        self._queue.put_nowait(
-            AgentStart(
-                setup.chat_id,
-                self.message_id,
-                setup.model_name,
-                self.policy,
-                self.tools,
-                self.images,
-            )
+    def _start_event(self) -> AgentStart:
+        return AgentStart(
+            self.chat_id,
+            self.message_id,
+            self.model_name,
+            self.policy,
+            self.tools,
+            self.images,
         )
-        if setup.notice:
-            self._queue.put_nowait(Notice(setup.notice))
-        self._task = loop.create_task(self._run(), name=f"chapyter-agent-{self.message_id}")
-        if self.limits.time_limit > 0:
-            self._timer = loop.call_later(self.limits.time_limit, self.stop, "time_limit")
 
     def answer(self, answer: StepAnswer) -> None:
         """The browser's result for a step; :class:`ChatError` ``not_found`` if no step waits
@@ -105,8 +93,14 @@ class AgentTurn(StreamingTurn):
         future = self._waiting.get(answer.step_id)
         if future is None or future.done() or answer.step_id in self._answered:
             raise ChatError("not_found", "No step of this agent turn is waiting for that result.")
-        if answer.status == "ran":
-            runs = self._kinds.get(answer.step_id) == "run_code"
+        step = self._steps_by_id[answer.step_id]
+        if step.tool.runs == RUNS_SERVER:
+            if answer.status not in ("approved", "skipped"):
+                raise ChatError("bad_request", "A server step is answered 'approved' or 'skipped'.")
+        elif answer.status == "approved":
+            raise ChatError("bad_request", "A kernel step is answered with what it did.")
+        elif answer.status == "ran":
+            runs = step.tool.op == OP_RUN_CELL
             if runs and not answer.has_result:
                 raise ChatError("bad_request", "A run_code step that ran needs a 'result'.")
             if not runs and answer.text is None:
@@ -116,55 +110,55 @@ class AgentTurn(StreamingTurn):
 
     # -- the turn --------------------------------------------------------------------------
 
-    async def _run(self) -> None:
-        status, text, halt, error = "complete", "", "", None
-        try:
-            text, halt = await self._drive()
-            status = "stopped" if halt else "complete"
-        except asyncio.CancelledError:
-            status, text = "stopped", self._prose
-            if self._stop_reason == "time_limit":
-                cap = self._loop.halt()
-                halt = text = cap.reason if cap is not None else self._time_cap_line()
-            if self._stop_reason is None:
-                # Cancelled from outside (the loop is going away): save, then carry on.
-                self._stop_reason = "cancelled"
-                await self._finish(status, text, halt, error)
-                raise
-            task = asyncio.current_task()
-            if task is not None and hasattr(task, "uncancel"):
-                task.uncancel()
-        except LLMError as err:
-            status, text = "error", self._prose
-            error = {"kind": err.kind, "message": one_line(err, self.service.redact)}
-            self.service.log.warning(
-                "Agent turn %s failed (%s): %s", self.message_id, err.kind, error["message"]
-            )
-        except Exception as err:
-            status, text = "error", self._prose
-            error = {"kind": "internal", "message": "Internal error; see the server log."}
-            self.service.log.error(
-                "Agent turn %s failed:\n%s",
-                self.message_id,
-                redact_traceback(err, self.service.redact),
-            )
-        await self._finish(status, text, halt, error)
-
-    async def _drive(self) -> tuple[str, str]:
-        """Ask, act, observe until the loop finishes or halts: (answer, halt line)."""
+    async def _produce(self) -> TurnEnd:
+        """Ask, act, observe until the loop finishes or halts."""
         loop = self._loop
+        source = self.service.tool_source
+        if self.tools and source is not None:
+            # MCP servers start on first use: here, inside the turn, so a slow or failing one
+            # shows as the turn's own wait and one notice line, never as a hung request.
+            extra = await source.turn_tools()
+            loop.registry = loop.registry.extended(extra.tools)
+            for line in extra.problems:
+                self._queue.put_nowait(Notice(line))
+            if extra.problems:
+                loop.system_notes = "\n".join(
+                    [loop.system_notes, *(f"- Note: {line}" for line in extra.problems)]
+                ).strip()
         while True:
-            halt = loop.halt()  # the time cap passed, or the same code failed twice
+            halt = loop.halt()  # the time cap passed, or the same call failed twice
             if halt is not None:
-                return halt.reason, halt.reason
+                return TurnEnd("stopped", halt.reason, halt.reason)
             request = loop.request()
             text, calls = await self._ask(request.messages, request.tools)
             action = loop.on_reply(text, calls)
             if isinstance(action, Finish):
-                return action.answer, ""
+                return TurnEnd("complete", action.answer)
             if isinstance(action, Halt):
-                return action.reason, action.reason
+                return TurnEnd("stopped", action.reason, action.reason)
             await self._step(action)
+
+    def _partial(self) -> str:
+        return self._prose
+
+    def _on_stop(self, end: TurnEnd) -> None:
+        if self._stop_reason == "time_limit":
+            cap = self._loop.halt()
+            end.halt = end.text = cap.reason if cap is not None else self._time_cap_line()
+
+    def _before_save(self) -> None:
+        for future in self._waiting.values():
+            future.cancel()
+        self._waiting.clear()
+
+    def _steps(self) -> tuple[dict[str, Any], ...]:
+        return tuple(record.as_dict() for record in self._loop.steps)
+
+    def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> AgentDone:
+        return AgentDone(self.message_id, text, end.status, steps, end.halt)
+
+    def _release(self) -> None:
+        self.service.release(self)
 
     async def _ask(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
@@ -218,48 +212,73 @@ class AgentTurn(StreamingTurn):
             self._queue.put_nowait(Token(rest))
         return text, calls
 
-    async def _step(self, action: Any) -> None:
-        """Send one step to the browser, wait for its result, hand it to the loop."""
-        loop = self._loop
-        step_id = action.step_id
+    async def _wait(self, step_id: str) -> StepAnswer:
         future: asyncio.Future[StepAnswer] = asyncio.get_running_loop().create_future()
         self._waiting[step_id] = future
-        if isinstance(action, RunCode):
-            event = Step(
-                step_id,
-                "run_code",
-                code=action.code,
-                purpose=action.purpose or None,
-                needs_approval=action.needs_approval,
-                reasons=tuple(action.reasons),
-            )
-        elif isinstance(action, ReadCell):
-            event = Step(step_id, "read_cell", cell=action.cell)
-        elif isinstance(action, ReadVariables):
-            event = Step(step_id, "list_variables")
-        else:
-            raise TypeError(f"unknown agent action {type(action).__name__}")
-        self._kinds[step_id] = event.kind
-        self._queue.put_nowait(event)
         try:
-            answer = await future
+            return await future
         finally:
             self._waiting.pop(step_id, None)
-        if answer.status == "skipped":
-            loop.on_skipped(step_id)
-        elif isinstance(action, RunCode):
-            loop.on_result(step_id, _step_result(answer))
-        elif answer.status == "ran":
-            loop.on_read(step_id, answer.text or "")
-        else:
-            loop.on_read(step_id, f"(could not be read: {answer.text or 'no reason given'})")
-        self._queue.put_nowait(StepDone(step_id, self._outcome(step_id, answer)))
 
-    def _outcome(self, step_id: str, answer: StepAnswer) -> str:
-        for record in reversed(self._loop.steps):
-            if record.step_id == step_id and record.outcome:
-                return one_line(record.outcome, self.service.redact)
-        return {"skipped": "skipped", "failed_to_run": "could not run"}.get(answer.status, "read")
+    async def _step(self, action: ToolStep) -> None:
+        """Send one step to the browser; carry it out (a kernel step: the browser does and
+        posts the result; a server step: here, once the browser approved it if it must)."""
+        loop = self._loop
+        tool, step_id = action.tool, action.step_id
+        self._steps_by_id[step_id] = action
+        server = tool.runs == RUNS_SERVER
+        self._queue.put_nowait(
+            Step(
+                step_id,
+                tool.name,
+                op=tool.op,
+                runs=tool.runs,
+                title=action.title,
+                label=tool.label or tool.name,
+                server=tool.server or None,
+                arguments=dict(action.arguments) if server else None,
+                needs_approval=action.needs_approval,
+                reasons=tuple(action.reasons),
+                **({} if server else _kernel_fields(tool.request(action.arguments))),
+            )
+        )
+        shown: str | None = None
+        if server:
+            answer = await self._wait(step_id) if action.needs_approval else None
+            if answer is not None and answer.status == "skipped":
+                loop.on_skipped(step_id)
+            else:
+                output = await self._call(tool, action.arguments)
+                loop.on_result(step_id, output)
+                shown = loop.steps[-1].shown
+        else:
+            answer = await self._wait(step_id)
+            if answer.status == "skipped":
+                loop.on_skipped(step_id)
+            elif tool.op == OP_RUN_CELL:
+                loop.on_result(step_id, _step_result(answer))
+            elif answer.status == "ran":
+                loop.on_result(step_id, ToolOutput(text=answer.text or ""))
+            else:
+                loop.on_result(step_id, ToolOutput(error=answer.text or "no reason given"))
+        record = loop.steps[-1]
+        outcome = one_line(record.outcome, self.service.redact) if record.outcome else "done"
+        self._queue.put_nowait(StepDone(step_id, outcome, record.status, shown))
+
+    async def _call(self, tool: Tool, arguments: dict[str, Any]) -> ToolOutput:
+        """A server tool's call; every failure is one line for the model and the chat."""
+        try:
+            return await tool.call(arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.service.log.warning(
+                "Agent turn %s: tool %s failed: %s",
+                self.message_id,
+                tool.name,
+                one_line(err, self.service.redact),
+            )
+            return ToolOutput(error=one_line(err, self.service.redact) or type(err).__name__)
 
     def _time_cap_line(self) -> str:
         limit = self.limits.time_limit
@@ -268,62 +287,18 @@ class AgentTurn(StreamingTurn):
             "the cells already run stay."
         )
 
-    def steps(self) -> list[dict[str, str]]:
-        """What ran, for the history and ``done``: ``{step_id, code, cell_id, outcome}``."""
-        return [record.as_dict() for record in self._loop.steps]
+    def steps(self) -> list[dict[str, Any]]:
+        """What ran, for the history and ``done``."""
+        return list(self._steps())
 
-    async def _finish(
-        self, status: str, text: str, halt: str, error: dict[str, str] | None
-    ) -> None:
-        """Save the turn with its steps, release the slot, send the last event."""
-        self._finishing = True
-        service = self.service
-        if self._timer is not None:
-            self._timer.cancel()
-        for future in self._waiting.values():
-            future.cancel()
-        self._waiting.clear()
-        text = repair_text(service.redact(text))
-        steps = self.steps()
-        reply = ChatMessage(
-            id=self.message_id,
-            role="assistant",
-            content=text,
-            model=self.setup.model_name,
-            created=utc_now(),
-            status=status,
-            error=error["message"] if error else "",
-            steps=tuple(steps),
-        )
-        history = service.chat.history
-        try:
-            stored = await history.run(
-                history.store.append, self.setup.notebook, self.setup.chat_id, reply
-            )
-            steps = list(stored.steps)
-        except HistoryError:
-            service.log.debug(
-                "Chat %s is gone; turn %s not saved.", self.setup.chat_id, self.message_id
-            )
-        except Exception as err:
-            service.log.error(
-                "Could not save agent turn %s:\n%s",
-                self.message_id,
-                redact_traceback(err, service.redact),
-            )
-        finally:
-            service.release(self)
-        if error is not None:
-            self._queue.put_nowait(Error(error["kind"], error["message"]))
-        else:
-            self._queue.put_nowait(AgentDone(self.message_id, text, status, tuple(steps), halt))
-        service.log.debug(
-            "Agent turn %s %s (%s, %d steps)",
-            self.message_id,
-            status,
-            self._stop_reason or halt or "finished",
-            len(steps),
-        )
+
+def _kernel_fields(request: dict[str, Any]) -> dict[str, Any]:
+    """The step event's fields for a kernel tool's request (``code``, ``purpose``, ``cell``,
+    ``expression``); absent or empty ones are left out."""
+    fields = ("code", "purpose", "cell", "expression")
+    return {
+        key: request[key] for key in fields if isinstance(request.get(key), str) and request[key]
+    }
 
 
 def _prose_end(text: str) -> int:
@@ -356,11 +331,23 @@ def _step_result(answer: StepAnswer) -> StepResult:
 class AgentService:
     """Starts agent turns on the chat's slots, routes the browser's results to them."""
 
-    def __init__(self, chat: ChatService, settings: Chapyter) -> None:
+    def __init__(
+        self,
+        chat: ChatService,
+        settings: Chapyter,
+        *,
+        tool_source: ToolSource | None = None,
+        registry: ToolRegistry | None = None,
+    ) -> None:
         self.chat = chat
         self.settings = settings
         self.redact = chat.redact
         self.log = chat.log
+        self.history = chat.history
+        #: The installed tools (built-in and entry points) every turn offers.
+        self.registry = registry if registry is not None else default_registry()
+        #: More tools per turn (the MCP servers'), or None.
+        self.tool_source = tool_source
         self._turns: dict[str, AgentTurn] = {}
 
     @property
@@ -375,10 +362,14 @@ class AgentService:
     def public_info(self) -> dict[str, Any]:
         """``GET config``'s ``agent``: the default policy and the caps."""
         limits = self.limits()
+        tools = self.registry.public()
+        extra = self.tool_source.public() if self.tool_source is not None else {}
         return {
             "policy": self.policy,
             "max_steps": limits.max_steps,
             "time_limit": limits.time_limit,
+            "tools": [*tools, *extra.get("tools", [])],
+            "mcp_servers": extra.get("servers", []),
         }
 
     def capabilities(self, name: str | None) -> tuple[bool, bool]:
@@ -406,13 +397,15 @@ class AgentService:
                 limits=limits,
                 redactor=self.redact,
                 known_functions=user_functions(request.chat.context),
+                registry=self.registry,
+                system_notes=setup.rules_prompt,
             )
             return AgentTurn(self, setup, loop, policy=policy, capabilities=found)
 
         turn = await self.chat.open_turn(request.chat, make)
         self._turns[turn.message_id] = turn
         try:
-            turn.start()
+            turn.start(limits.time_limit, "time_limit")
         except BaseException:
             self.release(turn)
             raise

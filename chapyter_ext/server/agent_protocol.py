@@ -17,7 +17,7 @@ from typing import Any
 from .chat import MAX_MESSAGE_CHARS, ChatError, ChatRequest
 
 POLICIES = ("ask", "risky", "never")
-STATUSES = ("ran", "skipped", "failed_to_run")
+STATUSES = ("ran", "skipped", "failed_to_run", "approved")
 OUTPUT_TYPES = ("stream", "execute_result", "display_data", "error")
 
 #: Bounds of one result: far above what a useful step shows, far below a denial of service.
@@ -57,7 +57,9 @@ class StepAnswer:
 
     message_id: str
     step_id: str
-    status: str  # ran | skipped | failed_to_run
+    #: ran | skipped | failed_to_run (kernel steps); approved | skipped (server steps that
+    #: wait for the user).
+    status: str
     cell_id: str = ""
     execution_count: int | None = None
     outputs: list[dict[str, Any]] = field(default_factory=list)

@@ -10,9 +10,12 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, default, validate
 
+from ..agent.tools.mcp import McpToolSource
 from ..config import Chapyter
 from ..endpoints import ModelRegistry
 from ..llm import aclose_clients
+from ..mcp import McpServers
+from ..mcp.config import CALL_TIMEOUT, START_TIMEOUT
 from ..redact import Redactor
 from ..warmup import start_server_warm_up
 from .agent import AgentService
@@ -112,6 +115,27 @@ class ChapyterExtApp(ExtensionApp):
         config=True,
         help="Longest chat message accepted, in characters.",
     )
+    mcp_servers = Dict(
+        config=True,
+        help="MCP servers whose tools the agent may call, in the shape every MCP client uses: "
+        '{"mcpServers": {"time": {"command": "mcp-server-time", "args": [], "env": {}}, '
+        '"docs": {"url": "http://127.0.0.1:8931/mcp", "headers": {}}}} (stdio with command, '
+        "streamable HTTP with url; optional timeout, disabled). Merged over the servers of "
+        "chapyter_ext_mcp.json in Jupyter's config path (see `jupyter --paths`). Each starts "
+        "on first use and stops with the server.",
+    )
+    mcp_start_timeout = Float(
+        START_TIMEOUT,
+        config=True,
+        help="Seconds an MCP server may take to start and answer; then its tools are left "
+        "out of the turn, saying so in one line.",
+    )
+    mcp_call_timeout = Float(
+        CALL_TIMEOUT,
+        config=True,
+        help="Seconds one MCP tool call may take (a server's own 'timeout' wins); then the "
+        "call fails with one line the model and the chat see.",
+    )
     # --- issue 16: speed where the user waits
     kernel_nodelay = Bool(
         True,
@@ -136,6 +160,12 @@ class ChapyterExtApp(ExtensionApp):
             raise TraitError(f"{proposal['trait'].name} must be at least 1")
         return proposal["value"]
 
+    @validate("mcp_start_timeout", "mcp_call_timeout")
+    def _validate_timeout(self, proposal):
+        if not proposal["value"] > 0:
+            raise TraitError(f"{proposal['trait'].name} must be above 0")
+        return proposal["value"]
+
     @validate("history_messages_sent", "stream_timeout", "deleted_chat_retention_days")
     def _validate_not_negative(self, proposal):
         if proposal["value"] < 0:
@@ -149,7 +179,21 @@ class ChapyterExtApp(ExtensionApp):
         # With no endpoint configured at all, the bundled local model (if installed), which
         # the registry starts on first use.
         registry = ModelRegistry.from_config(self.models, self.default_model, shared)
-        secrets = {*registry.secrets(), shared.api_key, *shared.extra_headers.values()}
+        # The agent's MCP servers: none starts before an agent turn needs it.
+        mcp = McpServers.from_config(
+            self.mcp_servers,
+            start_timeout=self.mcp_start_timeout,
+            call_timeout=self.mcp_call_timeout,
+            log=self.log,
+        )
+        for problem in mcp.problems:
+            self.log.warning("chapyter-ext: %s", problem)
+        secrets = {
+            *registry.secrets(),
+            shared.api_key,
+            *shared.extra_headers.values(),
+            *mcp.secrets(),
+        }
         secrets.discard("")
         # THE secret policy of this server: history, streamed events, error lines, logs.
         redactor = Redactor(secrets)
@@ -184,9 +228,11 @@ class ChapyterExtApp(ExtensionApp):
             redactor=redactor,
             log=self.log,
             prompt_style=shared.prompt_style,
+            rules_root=getattr(self.serverapp, "root_dir", None) if shared.project_rules else None,
+            rules_chars=shared.rules_chars,
         )
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
-        agent = AgentService(chat, shared)
+        agent = AgentService(chat, shared, tool_source=McpToolSource(mcp) if mcp else None)
         self.registry, self.history, self.chat, self.agent = registry, history, chat, agent
         if self.kernel_nodelay:  # issue 16; self.settings goes into the web app's settings
             kernel_websockets_without_nagle(self.settings)
@@ -266,6 +312,8 @@ class ChapyterExtApp(ExtensionApp):
             await completions.close()
         if agent is not None:
             await agent.close()
+            if agent.tool_source is not None:
+                await agent.tool_source.close()  # the MCP servers stop
         if chat is not None:
             await chat.close()
         if history is not None:

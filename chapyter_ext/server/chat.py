@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -20,9 +21,10 @@ from typing import Any, Protocol, TypeVar
 from ..context.notebook import NotebookSnapshot, chat_context
 from ..contract import is_notebook_id
 from ..endpoints import ModelRegistry
-from ..llm import Endpoint, LLMError, astream
+from ..llm import Endpoint, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
+from ..rules import SMALL_RULES_CHARS, ProjectRules, find_rules, with_rules
 from ..small_model.prompt import (
     SMALL_CHAT_HISTORY,
     SMALL_CHAT_MAX_TOKENS,
@@ -30,17 +32,16 @@ from ..small_model.prompt import (
     SMALL_CONTEXT_BUDGET,
     uses_small_prompt,
 )
-from .events import Done, Error, Notice, Start, Token, TokenRedactor
+from .events import Start, Token, TokenRedactor
 from .history import (
     ChatMessage,
     HistoryError,
     HistoryWorker,
     new_id,
     normalize_notebook_path,
-    repair_text,
     utc_now,
 )
-from .turn import StreamingTurn
+from .turn import StreamingTurn, TurnEnd
 
 MAX_MESSAGE_CHARS = 32_000
 TRUNCATED = "\n[… context truncated]"
@@ -147,6 +148,13 @@ class TurnSetup:
     #: The model gets the small-model profile (``Chapyter.prompt_style``): a short system
     #: prompt, a compact context, two earlier messages and a capped answer.
     small: bool = False
+    #: The project's rules in force for the notebook (:mod:`chapyter_ext.rules`).
+    rules: ProjectRules = dataclasses.field(default_factory=ProjectRules)
+
+    @property
+    def rules_prompt(self) -> str:
+        """The rules' section of a system prompt ("" when none)."""
+        return self.rules.prompt()
 
 
 class RunningTurn(Protocol):
@@ -198,6 +206,8 @@ def history_for_model(messages: Sequence[ChatMessage], limit: int) -> list[dict[
 class ChatTurn(StreamingTurn):
     """One reply being generated: its ids, its events, and a way to stop it."""
 
+    noun = "Chat reply"
+
     def __init__(
         self,
         service: ChatService,
@@ -208,125 +218,48 @@ class ChatTurn(StreamingTurn):
         endpoint: Endpoint,
         messages: list[dict[str, str]],
     ) -> None:
-        super().__init__()
+        super().__init__(service, notebook=notebook, chat_id=chat_id, model_name=model_name)
         self.service = service
-        self.notebook = notebook
-        self.chat_id = chat_id
-        self.model_name = model_name
         self._endpoint = endpoint
         self._messages = messages
         self._tokens = TokenRedactor(service.redact)
-        #: Told to the user right after ``start`` (e.g. that part of the history was damaged).
-        self.notice = ""
+        self._parts: list[str] = []
 
-    def start(self, timeout: float) -> None:
-        """Begin generating; ``timeout`` seconds (0: none) bound the whole reply."""
-        loop = asyncio.get_running_loop()
-        self._queue.put_nowait(Start(self.chat_id, self.message_id, self.model_name))
-        if self.notice:
-            self._queue.put_nowait(Notice(self.notice))
-        self._task = loop.create_task(self._run(), name=f"chapyter-chat-{self.message_id}")
-        if timeout > 0:
-            self._timer = loop.call_later(timeout, self.stop, "timeout")
+    def _start_event(self) -> Start:
+        return Start(self.chat_id, self.message_id, self.model_name)
 
-    async def _run(self) -> None:
-        service = self.service
-        parts: list[str] = []
-        status, error = "complete", None
+    async def _produce(self) -> TurnEnd:
+        stream = astream(self._endpoint, self._messages)
         try:
-            stream = astream(self._endpoint, self._messages)
-            try:
-                async for delta in stream:
-                    if delta:
-                        parts.append(delta)
-                        safe = self._tokens.push(delta)
-                        if safe:
-                            self._queue.put_nowait(Token(safe))
-            finally:
-                await stream.aclose()
-        except asyncio.CancelledError:
-            if self._stop_reason == "timeout":
-                status = "error"
-                error = {
-                    "kind": "timeout",
-                    "message": f"The reply took longer than {service.stream_timeout:g} s "
-                    "and was stopped.",
-                }
-            else:
-                status = "stopped"
-            if self._stop_reason is None:
-                # Cancelled from outside (the loop is going away): save what we have, then
-                # let the cancellation carry on.
-                self._stop_reason = "cancelled"
-                await self._finish("".join(parts), status, error)
-                raise
-            # Our own stop() was handled here; on 3.11+ tell the task so, or later awaits
-            # that rely on the cancel count (asyncio.timeout) would misbehave.
-            task = asyncio.current_task()
-            if task is not None and hasattr(task, "uncancel"):
-                task.uncancel()
-        except LLMError as err:
-            status = "error"
-            error = {"kind": err.kind, "message": one_line(err, service.redact)}
-            service.log.warning(
-                "Chat reply %s failed (%s): %s", self.message_id, err.kind, error["message"]
-            )
-        except Exception as err:
-            status = "error"
-            error = {"kind": "internal", "message": "Internal error; see the server log."}
-            service.log.error(
-                "Chat reply %s failed:\n%s",
-                self.message_id,
-                redact_traceback(err, service.redact),
-            )
-        await self._finish("".join(parts), status, error)
+            async for delta in stream:
+                if delta:
+                    self._parts.append(delta)
+                    safe = self._tokens.push(delta)
+                    if safe:
+                        self._queue.put_nowait(Token(safe))
+        finally:
+            await stream.aclose()
+        return TurnEnd("complete", self._partial())
 
-    async def _finish(self, text: str, status: str, error: dict[str, str] | None) -> None:
-        """Save the reply (whatever there is of it), release the slot, send the last event."""
-        self._finishing = True
-        service = self.service
-        if self._timer is not None:
-            self._timer.cancel()
+    def _partial(self) -> str:
+        return "".join(self._parts)
+
+    def _on_stop(self, end: TurnEnd) -> None:
+        if self._stop_reason == "timeout":
+            end.status = "error"
+            end.error = {
+                "kind": "timeout",
+                "message": f"The reply took longer than {self.service.stream_timeout:g} s "
+                "and was stopped.",
+            }
+
+    def _before_save(self) -> None:
         rest = self._tokens.flush()
         if rest:
             self._queue.put_nowait(Token(rest))
-        # A model may send lone surrogates (JSON escapes): stored and sent as U+FFFD.
-        text = repair_text(service.redact(text))
-        reply = ChatMessage(
-            id=self.message_id,
-            role="assistant",
-            content=text,
-            model=self.model_name,
-            created=utc_now(),
-            status=status,
-            error=error["message"] if error else "",
-        )
-        try:
-            await service.history.run(
-                service.history.store.append, self.notebook, self.chat_id, reply
-            )
-        except HistoryError:
-            # The chat was cleared while the reply streamed: nothing left to add it to.
-            service.log.debug("Chat %s is gone; reply %s not saved.", self.chat_id, self.message_id)
-        except Exception as err:
-            service.log.error(
-                "Could not save chat reply %s:\n%s",
-                self.message_id,
-                redact_traceback(err, service.redact),
-            )
-        finally:
-            service._release(self)
-        if error is not None:
-            self._queue.put_nowait(Error(error["kind"], error["message"]))
-        else:
-            self._queue.put_nowait(Done(self.message_id, text, status))
-        service.log.debug(
-            "Chat reply %s %s (%s, %d chars)",
-            self.message_id,
-            status,
-            self._stop_reason or "finished",
-            len(text),
-        )
+
+    def _release(self) -> None:
+        self.service._release(self)
 
 
 class ChatService:
@@ -346,8 +279,13 @@ class ChatService:
         redactor: Redactor | None = None,
         log: logging.Logger | None = None,
         prompt_style: str = "auto",
+        rules_root: str | None = None,
+        rules_chars: int = 4000,
     ) -> None:
         self.registry = registry
+        #: Where the search for project rules stops (the server's root directory); None: off.
+        self.rules_root = rules_root
+        self.rules_chars = int(rules_chars)
         self.prompt_style = prompt_style
         self.history = history
         self.max_concurrent = max(1, int(max_concurrent))
@@ -377,6 +315,17 @@ class ChatService:
         budget = min(self.context_budget, SMALL_CONTEXT_BUDGET) if small else self.context_budget
         # The model's host must never see a secret: the assembly redacts.
         return assemble_context(context, budget, self.redact, request)
+
+    async def rules(self, notebook: str, *, small: bool = False) -> ProjectRules:
+        """The project rules in force for ``notebook`` (a path under the server's root), read
+        off the event loop; none when the setting is off or the path leaves the root."""
+        root = self.rules_root
+        if root is None:
+            return ProjectRules()
+        folder = os.path.dirname(notebook.strip("/"))
+        start = os.path.join(root, *[p for p in folder.split("/") if p not in ("", ".", "..")])
+        budget = min(self.rules_chars, SMALL_RULES_CHARS) if small else self.rules_chars
+        return await asyncio.to_thread(find_rules, start, root, budget=budget, redactor=self.redact)
 
     async def open_turn(self, request: ChatRequest, make: Callable[[TurnSetup], TurnT]) -> TurnT:
         """Resolve the model, take a slot, save the user's message; the turn ``make`` built.
@@ -416,6 +365,7 @@ class ChatService:
                         endpoint, max_tokens=min(endpoint.max_tokens, SMALL_CHAT_MAX_TOKENS)
                     )
                 sent = SMALL_CHAT_HISTORY if small else self.history_sent
+                rules = await self.rules(notebook, small=small)
                 setup = TurnSetup(
                     notebook=notebook,
                     chat_id=chat_id,
@@ -426,6 +376,7 @@ class ChatService:
                     history=history_for_model(earlier, sent),
                     notice=notice,
                     small=small,
+                    rules=rules,
                 )
                 try:
                     # Built before anything is saved, so a refused message leaves no trace.
@@ -476,6 +427,7 @@ class ChatService:
             messages = build_messages(
                 setup.message, setup.context, history=setup.history, system=system
             )
+            messages = with_rules(messages, setup.rules)
             turn = ChatTurn(
                 self,
                 notebook=setup.notebook,
@@ -489,7 +441,7 @@ class ChatService:
 
         turn = await self.open_turn(request, make)
         try:
-            turn.start(self.stream_timeout)
+            turn.start(self.stream_timeout, "timeout")
         except BaseException:
             self._release(turn)
             raise

@@ -18,7 +18,7 @@ STATUSES = ("complete", "stopped", "error")
 MAX_NOTEBOOK_PATH = 4096
 _MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error")
 #: What an agent turn records of each step it ran (all strings), and how much of it is kept.
-STEP_FIELDS = ("step_id", "code", "cell_id", "outcome")
+STEP_FIELDS = ("step_id", "tool", "title", "code", "cell_id", "outcome")
 MAX_STEPS = 100
 MAX_STEP_CODE = 20_000
 
@@ -46,7 +46,8 @@ class ChatMessage:
     status: str = "complete"
     #: Why the reply failed, one line (status "error" only), so a reload still says why.
     error: str = ""
-    #: An agent turn's steps, in order: ``{step_id, code, cell_id, outcome}`` (all strings).
+    #: An agent turn's steps, in order: ``{step_id, tool, title, code, cell_id, outcome}`` (all
+    #: strings; tool and title are "" in histories older than the tool registry).
     steps: tuple[dict[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:

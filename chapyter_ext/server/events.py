@@ -7,11 +7,11 @@ number of ``token`` (``text``), then ``done`` (``message_id``, ``text``, ``statu
 connection while the model thinks.
 
 An agent turn (``POST chapyter-ext/agent``, :mod:`.agent`) uses the same stream: ``start`` also
-carries ``policy``, ``tools`` and ``images``; each step the browser must run (or read) is a
-``step`` (``step_id``, ``kind``, ``code``/``purpose``/``cell`` when they apply,
-``needs_approval``, ``reasons``), and once its result was posted back a ``step_done``
-(``step_id``, ``outcome``: one line); ``done`` also carries ``steps`` (what ran) and ``halt``
-(the one line saying which cap stopped the turn, or "").
+carries ``policy``, ``tools`` and ``images``; each step is a ``step`` (``step_id``, ``kind``:
+the tool, ``op``, ``runs``, ``title``, the fields its op needs, ``needs_approval``,
+``reasons``; see :class:`Step`), and once its result is in a ``step_done`` (``step_id``,
+``outcome``: one line, ``status``, ``result`` for server steps); ``done`` also carries
+``steps`` (what ran) and ``halt`` (the one line saying which cap stopped the turn, or "").
 
 Every string of every event (but the server's own random ids) passes the
 :class:`~chapyter_ext.redact.Redactor` in :func:`encode`, so nothing a model echoes (the
@@ -88,26 +88,42 @@ class AgentStart:
 
 @dataclass(frozen=True)
 class Step:
-    """The browser must run (``run_code``) or read (``read_cell``, ``list_variables``) now.
+    """A step of an agent turn, as its tool's record describes it.
 
-    Absent fields (None) are left out of the event.
+    ``kind`` is the tool's name; ``runs`` where it runs (``kernel``: the browser carries it out
+    through the notebook's kernel connection, as ``op`` says: ``run_cell`` (``code``,
+    ``purpose``), ``read_cell`` (``cell``), ``evaluate`` (``expression``); ``server``: the
+    server calls it, ``op`` ``call``, once approved when ``needs_approval``). ``title``,
+    ``label`` and ``server`` are how the chat shows it; ``arguments`` (server steps) what the
+    call is given. Absent fields (None) are left out of the event.
     """
 
     step_id: str
     kind: str
+    op: str = "run_cell"
+    runs: str = "kernel"
+    title: str = ""
+    label: str | None = None
+    server: str | None = None
     code: str | None = None
     purpose: str | None = None
     cell: str | None = None
+    expression: str | None = None
+    arguments: dict[str, Any] | None = None
     needs_approval: bool = False
     reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class StepDone:
-    """The browser's result for a step arrived; ``outcome`` is the server's one-line summary."""
+    """A step's result arrived (or the server's call returned): ``outcome`` is the one-line
+    summary, ``status`` ok/error/read/skipped, ``result`` what the model was told of a server
+    step's result (shown in the chat; None for kernel steps, whose cell shows it)."""
 
     step_id: str
     outcome: str
+    status: str | None = None
+    result: str | None = None
 
 
 @dataclass(frozen=True)

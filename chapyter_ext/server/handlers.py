@@ -286,8 +286,9 @@ class ContextHandler(ChapyterHandler):
     """``POST chapyter-ext/context``: the context a chat message would send now (the chip)."""
 
     @tornado.web.authenticated
-    def post(self) -> None:
-        """Body ``{"snapshot": {...}, "message"?: str}`` -> ``{"text", "summary", "chars"}``.
+    async def post(self) -> None:
+        """Body ``{"snapshot": {...}, "message"?: str}`` -> ``{"text", "summary", "chars",
+        "rules"}`` (``rules``: ``[{"path", "chars"}]``, the project rules in force).
 
         Assembled exactly as ``POST chat`` assembles its ``context`` (same budget, same
         redaction) for ``message`` (the draft; what is relevant to it comes first); the text
@@ -307,7 +308,8 @@ class ContextHandler(ChapyterHandler):
         )
         if not self.chat.send_context:
             context = ChatContext(text="", summary=context.summary, chars=0)
-        self.reply(context.to_json())
+        rules = await self.chat.rules(snapshot.path) if snapshot.path else None
+        self.reply({**context.to_json(), "rules": rules.to_json() if rules else []})
 
 
 class ModelsHandler(ChapyterHandler):

@@ -1,9 +1,12 @@
 """What every streamed turn (a chat reply, an agent turn) shares: one asyncio task producing
-typed events into a queue, the handler draining it, and one way to stop it.
+typed events into a queue, the handler draining it, one way to stop it, and one way it ends
+(saved in the history, its slot released, its last event sent).
 
 Keeping the model call in its own task is what makes stopping prompt: cancelling the task
 interrupts the read from the model where it waits, and the model call closes the upstream
 response on the way out. The same path serves a stop request, a closed tab and a time limit.
+A turn subclass writes only what differs: :meth:`StreamingTurn._produce` (the work), and how a
+stop, the saved message and the last event read.
 """
 
 from __future__ import annotations
@@ -11,22 +14,185 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
-from .events import ChatEvent, Heartbeat, is_last
-from .history import new_id
+from ..llm import LLMError
+from ..redact import Redactor, one_line, redact_traceback
+from .events import ChatEvent, Done, Error, Heartbeat, Notice, is_last
+from .history import ChatMessage, HistoryError, new_id, repair_text, utc_now
+
+
+class TurnHost(Protocol):
+    """What a turn needs of the service that runs it."""
+
+    redact: Redactor
+    log: Any
+    history: Any
+
+
+@dataclass
+class TurnEnd:
+    """How a turn ended: ``status`` (complete, stopped, error), the text saved and sent, the
+    halt line of an agent turn, and the error (``{"kind", "message"}``) of a failed one."""
+
+    status: str = "complete"
+    text: str = ""
+    halt: str = ""
+    error: dict[str, str] | None = None
 
 
 class StreamingTurn:
-    """A turn's id, its event queue, its task, and stopping and waiting for it."""
+    """A turn's id, its event queue, its task, and stopping, waiting for and ending it."""
 
-    def __init__(self) -> None:
+    #: How logs name the turn ("Chat reply", "Agent turn").
+    noun: ClassVar[str] = "Turn"
+
+    def __init__(self, host: TurnHost, *, notebook: str, chat_id: str, model_name: str) -> None:
+        self.host = host
+        self.notebook = notebook
+        self.chat_id = chat_id
+        self.model_name = model_name
         self.message_id = new_id()
+        #: Told to the user right after ``start`` (e.g. that part of the history was damaged).
+        self.notice = ""
         self._queue: asyncio.Queue[ChatEvent] = asyncio.Queue()
         self._stop_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         # Set while the last event is being saved and sent: a stop then would lose it.
         self._finishing = False
+
+    # -- what a turn kind writes ---------------------------------------------------------------
+
+    def _start_event(self) -> ChatEvent:
+        """The first event."""
+        raise NotImplementedError
+
+    async def _produce(self) -> TurnEnd:
+        """The turn's work; how it ended when nothing interrupted it."""
+        raise NotImplementedError
+
+    def _partial(self) -> str:
+        """The text so far (what a stop or a failure keeps)."""
+        return ""
+
+    def _on_stop(self, end: TurnEnd) -> None:
+        """Our own stop (``self._stop_reason``) interrupted the work: adjust ``end``."""
+
+    def _before_save(self) -> None:
+        """The turn is ending: let go of what it waits for, flush what it holds back."""
+
+    def _steps(self) -> tuple[dict[str, Any], ...]:
+        """What ran (agent turns), saved with the reply."""
+        return ()
+
+    def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> ChatEvent:
+        """The last event of a turn that did not fail."""
+        return Done(self.message_id, text, end.status)
+
+    def _release(self) -> None:
+        """Free the turn's slot."""
+        raise NotImplementedError
+
+    # -- the shared life -----------------------------------------------------------------------
+
+    def start(self, timeout: float, reason: str) -> None:
+        """Begin the turn; ``timeout`` seconds (0: none) bound all of it, then it stops with
+        ``reason``."""
+        loop = asyncio.get_running_loop()
+        self._queue.put_nowait(self._start_event())
+        if self.notice:
+            self._queue.put_nowait(Notice(self.notice))
+        name = f"chapyter-{self.noun.split()[0].lower()}-{self.message_id}"
+        self._task = loop.create_task(self._run(), name=name)
+        if timeout > 0:
+            self._timer = loop.call_later(timeout, self.stop, reason)
+
+    async def _run(self) -> None:
+        host = self.host
+        end = TurnEnd()
+        try:
+            end = await self._produce()
+        except asyncio.CancelledError:
+            end = TurnEnd("stopped", self._partial())
+            self._on_stop(end)
+            if self._stop_reason is None:
+                # Cancelled from outside (the loop is going away): save, then carry on.
+                self._stop_reason = "cancelled"
+                await self._finish(end)
+                raise
+            # Our own stop() was handled here; on 3.11+ tell the task so, or later awaits
+            # that rely on the cancel count (asyncio.timeout) would misbehave.
+            task = asyncio.current_task()
+            if task is not None and hasattr(task, "uncancel"):
+                task.uncancel()
+        except LLMError as err:
+            error = {"kind": err.kind, "message": one_line(err, host.redact)}
+            end = TurnEnd("error", self._partial(), error=error)
+            host.log.warning(
+                "%s %s failed (%s): %s", self.noun, self.message_id, err.kind, error["message"]
+            )
+        except Exception as err:
+            error = {"kind": "internal", "message": "Internal error; see the server log."}
+            end = TurnEnd("error", self._partial(), error=error)
+            host.log.error(
+                "%s %s failed:\n%s",
+                self.noun,
+                self.message_id,
+                redact_traceback(err, host.redact),
+            )
+        await self._finish(end)
+
+    async def _finish(self, end: TurnEnd) -> None:
+        """Save the reply (whatever there is of it), release the slot, send the last event."""
+        self._finishing = True
+        host = self.host
+        if self._timer is not None:
+            self._timer.cancel()
+        self._before_save()
+        # A model may send lone surrogates (JSON escapes): stored and sent as U+FFFD.
+        text = repair_text(host.redact(end.text))
+        steps = self._steps()
+        reply = ChatMessage(
+            id=self.message_id,
+            role="assistant",
+            content=text,
+            model=self.model_name,
+            created=utc_now(),
+            status=end.status,
+            error=end.error["message"] if end.error else "",
+            steps=steps,
+        )
+        history = host.history
+        try:
+            stored = await history.run(history.store.append, self.notebook, self.chat_id, reply)
+            steps = tuple(stored.steps) if stored is not None else steps
+        except HistoryError:
+            # The chat was cleared while the reply streamed: nothing left to add it to.
+            host.log.debug("Chat %s is gone; %s not saved.", self.chat_id, self.message_id)
+        except Exception as err:
+            host.log.error(
+                "Could not save %s %s:\n%s",
+                self.noun.lower(),
+                self.message_id,
+                redact_traceback(err, host.redact),
+            )
+        finally:
+            self._release()
+        if end.error is not None:
+            self._queue.put_nowait(Error(end.error["kind"], end.error["message"]))
+        else:
+            self._queue.put_nowait(self._last_event(end, text, steps))
+        host.log.debug(
+            "%s %s %s (%s, %d chars, %d steps)",
+            self.noun,
+            self.message_id,
+            end.status,
+            self._stop_reason or end.halt or "finished",
+            len(text),
+            len(steps),
+        )
 
     def stop(self, reason: str = "stopped") -> bool:
         """Stop the turn (``reason``: stopped, disconnected, timeout/time_limit, shutdown).

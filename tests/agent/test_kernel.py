@@ -135,6 +135,34 @@ def test_figures_closed_by_plt_show_are_digested_and_failed_steps_do_not_leak(pl
     assert content["user_expressions"]["figures"]["data"]["application/json"] == []
 
 
+def test_plt_show_in_the_step_that_first_imports_pyplot_is_digested():
+    """A stock kernel: the capture is installed before matplotlib was ever imported, and the
+    step itself imports pyplot (which pops every formatter's Figure printer as it loads the
+    inline backend) and ends with ``plt.show()``, which closes the figure inside the cell."""
+    kernel = Kernel({})
+    try:
+        reply = kernel.kc.execute_interactive(INSTALL_CODE, silent=True, timeout=30)
+        assert reply["content"]["status"] == "ok"
+        code = (
+            "import matplotlib.pyplot as plt\n"
+            "plt.plot([3, 1, 2], label='rain')\n"
+            "plt.title('Rain by month')\n"
+            "plt.show()\n"
+        )
+        content, outputs = run_step(kernel, code)
+        assert content["status"] == "ok"
+        assert any("image/png" in o["content"].get("data", {}) for o in outputs)
+        (digest,) = content["user_expressions"]["figures"]["data"]["application/json"]
+        assert digest["axes"][0]["title"] == "Rain by month"
+        assert digest["axes"][0]["series"] == [{"kind": "line", "label": "rain", "points": 3}]
+        # And again in a later step, once the inline backend is set up.
+        content, _ = run_step(kernel, "plt.bar(['a'], [1]); plt.title('Again'); plt.show()")
+        (digest,) = content["user_expressions"]["figures"]["data"]["application/json"]
+        assert digest["axes"][0]["title"] == "Again"
+    finally:
+        kernel.shutdown()
+
+
 def test_only_the_user_frames_of_a_real_traceback(kernel):
     kernel.run("import pandas as pd\ndf = pd.DataFrame({'a': [1]})")
     failed = kernel.run("def pick(d):\n    return d['missing']\n\nx = 1\npick(df)")

@@ -11,14 +11,12 @@ from chapyter_ext.agent import (
     AgentLoop,
     Finish,
     Halt,
-    ReadCell,
-    ReadVariables,
-    RunCode,
     StepResult,
     ToolCall,
+    ToolStep,
 )
 from chapyter_ext.agent.prompts import FENCED_SYSTEM_PROMPT, TOOLS_SYSTEM_PROMPT
-from chapyter_ext.agent.tools import TOOL_SCHEMAS
+from chapyter_ext.agent.tools import default_registry
 
 SECRET = "sk-proj-LOOPTEST0123456789abcdefXYZ"
 
@@ -65,6 +63,19 @@ def failed(ename: str, evalue: str, count: int = 1) -> StepResult:
     )
 
 
+def shown(action) -> tuple:
+    """A step as (tool, id, code, purpose, needs approval, reasons)."""
+    assert isinstance(action, ToolStep), action
+    return (
+        action.kind,
+        action.step_id,
+        action.code,
+        action.purpose,
+        action.needs_approval,
+        action.reasons,
+    )
+
+
 def tool_messages(messages: list[dict]) -> list[dict]:
     return [m for m in messages if m["role"] == "tool"]
 
@@ -72,13 +83,18 @@ def tool_messages(messages: list[dict]) -> list[dict]:
 def test_tool_mode_run_fix_answer():
     loop = make()
     first = loop.request()
-    assert first.tools == TOOL_SCHEMAS
+    assert first.tools == default_registry().schemas()
+    assert [t["function"]["name"] for t in first.tools] == [
+        "run_code",
+        "read_cell",
+        "list_variables",
+    ]
     assert first.messages[0] == {"role": "system", "content": TOOLS_SYSTEM_PROMPT}
     assert "<kernel-state>\nVariables:\nx: list, 3 items" in first.messages[-1]["content"]
     assert first.messages[-1]["content"].endswith("What is the mean of x?")
 
     action = loop.on_reply("Let me look.", [run_code("sum(x) / len(y)", "call_a", "mean")])
-    assert action == RunCode("step-1", "sum(x) / len(y)", "mean", True, ())
+    assert shown(action) == ("run_code", "step-1", "sum(x) / len(y)", "mean", True, ())
     assert loop.pending == "step-1"
     with pytest.raises(RuntimeError):
         loop.request()
@@ -95,7 +111,7 @@ def test_tool_mode_run_fix_answer():
     assert "Cell In[1], line 1" in tool["content"]
 
     action = loop.on_reply("", [run_code("print(sum(x) / len(x))", "call_b")])
-    assert isinstance(action, RunCode) and action.step_id == "step-2"
+    assert isinstance(action, ToolStep) and action.step_id == "step-2"
     loop.on_result("step-2", printed("2.0\n", count=2))
     third = loop.request()
     assert len(tool_messages(third.messages)) == 2
@@ -106,12 +122,16 @@ def test_tool_mode_run_fix_answer():
     assert [s.as_dict() for s in loop.steps] == [
         {
             "step_id": "step-1",
+            "tool": "run_code",
+            "title": "ran code",
             "code": "sum(x) / len(y)",
             "cell_id": "cell-1",
             "outcome": "NameError: name 'y' is not defined",
         },
         {
             "step_id": "step-2",
+            "tool": "run_code",
+            "title": "ran code",
             "code": "print(sum(x) / len(x))",
             "cell_id": "cell-2",
             "outcome": "printed 2.0",
@@ -132,7 +152,7 @@ def test_fenced_mode_runs_the_first_python_block_and_ends_without_one():
         "Then more prose."
     )
     action = loop.on_reply(reply, [ToolCall("ignored", "run_code", {"code": "1/0"})])
-    assert action == RunCode("step-1", "print(6 * 7)", "I will compute it.", True, ())
+    assert shown(action) == ("run_code", "step-1", "print(6 * 7)", "I will compute it.", True, ())
     loop.on_result("step-1", printed("42\n"))
     messages = loop.request().messages
     assert messages[-2] == {"role": "assistant", "content": reply}
@@ -143,7 +163,14 @@ def test_fenced_mode_runs_the_first_python_block_and_ends_without_one():
 
 def test_fenced_mode_untagged_block_runs_other_languages_do_not():
     loop = make(tools=False)
-    assert loop.on_reply("```\nx = 1\n```", []) == RunCode("step-1", "x = 1", "", True, ())
+    assert shown(loop.on_reply("```\nx = 1\n```", [])) == (
+        "run_code",
+        "step-1",
+        "x = 1",
+        "",
+        True,
+        (),
+    )
     loop = make(tools=False)
     answer = "Use this query:\n```sql\nSELECT 1\n```"
     assert loop.on_reply(answer, []) == Finish(answer)
@@ -153,7 +180,7 @@ def test_step_cap_halts_in_one_line():
     loop = make(limits=AgentLimits(max_steps=2), policy="never")
     for i in (1, 2):
         action = loop.on_reply("", [run_code(f"x = {i}", f"c{i}")])
-        assert isinstance(action, RunCode) and not action.needs_approval
+        assert isinstance(action, ToolStep) and not action.needs_approval
         loop.on_result(action.step_id, printed(""))
     halt = loop.on_reply("", [run_code("x = 3", "c3")])
     assert isinstance(halt, Halt)
@@ -219,23 +246,28 @@ def test_skip_tells_the_model_nothing_ran():
 def test_read_cell_and_list_variables():
     loop = make(limits=AgentLimits(result_chars=300))
     action = loop.on_reply("", [ToolCall("r1", "read_cell", {"cell": 3})])
-    assert action == ReadCell("step-1", "3")
-    loop.on_read("step-1", f"In [3]: key = '{SECRET}'\n" + "long line\n" * 100)
+    assert (action.kind, action.step_id, action.arguments) == ("read_cell", "step-1", {"cell": "3"})
+    assert not action.needs_approval
+    loop.on_result("step-1", f"In [3]: key = '{SECRET}'\n" + "long line\n" * 100)
     tool = tool_messages(loop.request().messages)[-1]
     assert SECRET not in tool["content"] and "<redacted>" in tool["content"]
     assert len(tool["content"]) < 360 and "more characters cut" in tool["content"]
     assert loop.steps[0].outcome == "read cell 3"
 
     action = loop.on_reply("", [ToolCall("r2", "list_variables", {})])
-    assert action == ReadVariables("step-2")
-    loop.on_read("step-2", "df: DataFrame 3 x 2")
+    assert (action.kind, action.step_id, action.needs_approval) == (
+        "list_variables",
+        "step-2",
+        False,
+    )
+    loop.on_result("step-2", "df: DataFrame 3 x 2")
     assert tool_messages(loop.request().messages)[-1] == {
         "role": "tool",
         "tool_call_id": "r2",
         "content": "df: DataFrame 3 x 2",
     }
     with pytest.raises(KeyError):
-        loop.on_read("step-2", "again")
+        loop.on_result("step-2", "again")
 
 
 def test_only_the_first_of_several_calls_is_carried_out():
@@ -276,7 +308,7 @@ def test_unusable_calls_halt_in_one_line(call, says):
 )
 def test_policy_decides_approval(policy, code, needs):
     action = make(policy=policy).on_reply("", [run_code(code)])
-    assert isinstance(action, RunCode) and action.needs_approval is needs
+    assert isinstance(action, ToolStep) and action.needs_approval is needs
     assert bool(action.reasons) == (code != "x = 1")
 
 
@@ -285,7 +317,7 @@ def test_risky_lets_the_notebooks_own_functions_run():
     assert make(policy="risky").on_reply("", [run_code(code)]).needs_approval is True
     loop = make(policy="risky", known_functions=["clean", "summarize"])
     action = loop.on_reply("", [run_code(code)])
-    assert isinstance(action, RunCode) and not action.needs_approval and action.reasons == ()
+    assert isinstance(action, ToolStep) and not action.needs_approval and action.reasons == ()
 
 
 def test_functions_a_step_defines_are_known_once_it_ran():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chapyter_ext.agent import AgentLimits, AgentLoop, Finish, RunCode, StepResult
+from chapyter_ext.agent import AgentLimits, AgentLoop, Finish, StepResult, ToolStep
 from chapyter_ext.llm.endpoint import Endpoint
 from chapyter_ext.llm.steps import complete_step
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
@@ -18,7 +18,7 @@ def drive(loop: AgentLoop, endpoint: Endpoint, results: list[StepResult]):
         reply = complete_step(endpoint, request.messages, request.tools)
         action = loop.on_reply(reply.text, reply.tool_calls)
         actions.append(action)
-        if not isinstance(action, RunCode):
+        if not isinstance(action, ToolStep):
             return actions
         loop.on_result(action.step_id, results.pop(0))
 
@@ -85,7 +85,13 @@ def test_fenced_mode_on_the_wire(fake_openai: FakeOpenAIServer):
     )
     printed = StepResult(outputs=[{"output_type": "stream", "name": "stdout", "text": "42\n"}])
     actions = drive(loop, endpoint, [printed])
-    assert actions[0] == RunCode("step-1", "print(6 * 7)", "Computing:", True, ())
+    first = actions[0]
+    assert (first.kind, first.code, first.purpose, first.needs_approval) == (
+        "run_code",
+        "print(6 * 7)",
+        "Computing:",
+        True,
+    )
     assert actions[-1] == Finish("It is 42.")
     assert all("tools" not in r.body for r in fake_openai.requests)
     last = fake_openai.requests[-1].messages[-1]

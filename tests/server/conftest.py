@@ -33,6 +33,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "chapyter_config(dict or fake -> dict): server config merged into jp_server_config",
     )
+    config.addinivalue_line(
+        "markers",
+        "mcp(tmp_path -> dict): the test server's ChapyterExtApp.mcp_servers (test_agent_mcp)",
+    )
     # The server only warns about a handler verb without @authenticated; we make it fatal.
     config.addinivalue_line(
         "filterwarnings", "error::jupyter_server.utils.JupyterServerAuthWarning"

@@ -104,6 +104,15 @@ async def test_a_bad_agent_request_is_a_400(get_json, fake):
 )
 async def test_config_tells_the_agent_settings_and_capabilities(get_json):
     _, config = await get_json("chapyter-ext", "config")
-    assert config["agent"] == {"policy": "ask", "max_steps": 7, "time_limit": 60.0}
+    agent = config["agent"]
+    assert (agent["policy"], agent["max_steps"], agent["time_limit"]) == ("ask", 7, 60.0)
+    # The browser learns the tools (and how to show them) from here, not from its own list.
+    tools = {t["name"]: (t["runs"], t["op"], t["acts"], t["label"]) for t in agent["tools"]}
+    assert tools == {
+        "run_code": ("kernel", "run_cell", True, "run code"),
+        "read_cell": ("kernel", "read_cell", False, "read a cell"),
+        "list_variables": ("kernel", "evaluate", False, "list the variables"),
+    }
+    assert agent["mcp_servers"] == []
     caps = {m["name"]: (m["tools"], m["images"]) for m in config["models"]}
     assert caps == {"vision": (True, True), "plain": (True, False)}

@@ -78,7 +78,8 @@ async def test_forbidden_without_token(
 
 async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
     response = await jp_fetch("chapyter-ext", "config")
-    assert json.loads(response.body) == {
+    data = json.loads(response.body)
+    assert data == {
         "models": [
             {
                 "name": "fake-model",
@@ -91,9 +92,20 @@ async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
         "default": "fake-model",
         "version": __version__,
         "context_budget": 6000,
-        "agent": {"policy": "ask", "max_steps": 10, "time_limit": 300.0},
+        "agent": {
+            "policy": "ask",
+            "max_steps": 10,
+            "time_limit": 300.0,
+            "tools": data["agent"]["tools"],
+            "mcp_servers": [],
+        },
         "save_chat_in_notebook": False,
     }
+    assert [t["name"] for t in data["agent"]["tools"]] == [
+        "run_code",
+        "read_cell",
+        "list_variables",
+    ]
     text = response.body.decode() + json.dumps(dict(response.headers))
     for secret in secrets:
         assert secret not in text

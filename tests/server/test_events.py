@@ -65,15 +65,37 @@ def test_agent_events_redact_every_nested_string():
             "images": False,
         },
     )
-    name, data = decode(encode(Step("step-1", "run_code", code=f"k = '{KEY}'", reasons=(KEY,)), r))
+    step = Step("step-1", "run_code", title="ran code", code=f"k = '{KEY}'", reasons=(KEY,))
+    name, data = decode(encode(step, r))
     assert name == "step"
     assert data == {
         "step_id": "step-1",
         "kind": "run_code",
+        "op": "run_cell",
+        "runs": "kernel",
+        "title": "ran code",
         "code": "k = '<redacted>'",
         "needs_approval": False,
         "reasons": ["<redacted>"],
     }  # absent fields (purpose, cell) are left out
+    call = Step(
+        "step-2",
+        "db__query",
+        op="call",
+        runs="server",
+        title="db · query",
+        server="db",
+        arguments={"sql": f"select '{KEY}'", "nested": [{"k": KEY}]},
+    )
+    data = decode(encode(call, r))[1]
+    assert data["arguments"] == {"sql": "select '<redacted>'", "nested": [{"k": "<redacted>"}]}
+    done = decode(encode(StepDone("step-2", "ok", "ok", f"row: {KEY}"), r))[1]
+    assert done == {
+        "step_id": "step-2",
+        "outcome": "ok",
+        "status": "ok",
+        "result": "row: <redacted>",
+    }
     assert decode(encode(StepDone("step-1", f"Out: {KEY}"), r))[1]["outcome"] == "Out: <redacted>"
     steps = ({"step_id": "step-1", "code": KEY, "cell_id": "c", "outcome": "ok"},)
     name, data = decode(encode(AgentDone("1" * 32, "42", "complete", steps, ""), r))

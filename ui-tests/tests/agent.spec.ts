@@ -4,79 +4,18 @@
  * "Undo this turn" removes the turn's cells in one notebook undo step.
  */
 
-import { Locator } from '@playwright/test';
-
 import {
-  createNotebook,
-  expect,
-  ICellInfo,
-  jupyterApi,
-  Lab,
-  model,
-  test
-} from './fixtures';
-
-const RAIN =
-  "import pandas as pd\nrain = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'rain_mm': [763, 16, 722]})";
-
-const SETTINGS = '/lab/api/settings/chapyter-ext:chat';
-
-/** Put the chat's agent settings back, so the other specs start with a plain chat. */
-async function resetAgentSettings(): Promise<void> {
-  const current = await jupyterApi('GET', SETTINGS);
-  let raw: { [key: string]: unknown } = {};
-  try {
-    raw = JSON.parse(current.raw || '{}');
-  } catch {
-    raw = {};
-  }
-  delete raw.agentMode;
-  delete raw.agentPolicy;
-  await jupyterApi('PUT', SETTINGS, { raw: JSON.stringify(raw, null, 2) });
-}
+  agentCells,
+  agentNotebook,
+  agentWithData,
+  ask,
+  openAgent,
+  resetAgentSettings,
+  runCode
+} from './agent-helpers';
+import { expect, model, test } from './fixtures';
 
 test.afterEach(resetAgentSettings);
-
-/** A run_code tool call of the fake model. */
-function runCode(code: string, purpose = '') {
-  return { tool_calls: [{ name: 'run_code', arguments: { code, purpose } }] };
-}
-
-async function agentNotebook(name: string): Promise<string> {
-  const file = await createNotebook(name, [
-    { id: 'data', source: RAIN },
-    { id: 'after', source: 'rain.head()' }
-  ]);
-  await jupyterApi(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
-  );
-  return file;
-}
-
-/** Open the chat with agent mode on and the given policy. */
-async function openAgent(lab: Lab, policy: string): Promise<Locator> {
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-  await expect(panel).toBeVisible();
-  const toggle = panel.getByRole('checkbox', { name: 'Agent mode' });
-  await expect(toggle).not.toBeChecked();
-  await toggle.check();
-  const select = panel.getByRole('combobox', { name: 'Approval policy' });
-  await expect(select).toBeVisible();
-  await select.selectOption({ label: policy });
-  return panel;
-}
-
-async function ask(panel: Locator, text: string): Promise<void> {
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill(text);
-  await input.press('Enter');
-}
-
-function agentCells(cells: ICellInfo[]): ICellInfo[] {
-  return cells.filter(c => c.chapyter?.source === 'agent');
-}
 
 test('the agent runs code, sees its error, fixes it and answers from the value; undo removes its cells', async ({
   lab
@@ -277,15 +216,7 @@ test('a figure step: the model gets the digest built in the kernel', async ({
     "import matplotlib.pyplot as plt\nt = 'Rain' + ' by city'\n" +
     "plt.bar(rain['city'], rain['rain_mm'], label='rain')\nplt.title(t)";
   await model.script(runCode(plot, 'Plot the rain'), 'Oslo is the wettest.');
-  const file = await agentNotebook('agent-figure');
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
-  await lab.waitForCells(
-    file,
-    cells => cells[0].executionCount !== null,
-    'the data cell ran'
-  );
-  const panel = await openAgent(lab, 'Never ask');
+  const { file, panel } = await agentWithData(lab, 'agent-figure', 'Never ask');
   await ask(panel, 'Plot the rain');
   const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
   await expect(answer).toContainText('Oslo is the wettest.', {
@@ -349,15 +280,11 @@ test('reads: the variables and an existing cell go back to the model as text', a
     { tool_calls: [{ name: 'read_cell', arguments: { cell: '1' } }] },
     'The notebook holds `rain`, read in cell 1.'
   );
-  const file = await agentNotebook('agent-read');
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
-  await lab.waitForCells(
-    file,
-    cells => cells[0].executionCount !== null,
-    'the data cell ran'
+  const { file, panel } = await agentWithData(
+    lab,
+    'agent-read',
+    'Ask before every run'
   );
-  const panel = await openAgent(lab, 'Ask before every run');
   await ask(panel, 'What data is there?');
   const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
   // Reads never ask and never insert a cell.

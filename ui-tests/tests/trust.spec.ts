@@ -19,6 +19,7 @@ import {
   model,
   test
 } from './fixtures';
+import { resetAgentSettings } from './agent-helpers';
 
 /** The exfil server's ports: their own range, apart from JupyterLab's and the model's. */
 const EXFIL_PORTS = [18831, 18832, 18833, 18834, 18835];
@@ -365,8 +366,6 @@ test('an answer keeps its Markdown; a block nested in a list or quote has its ow
   expect(cells[1].source).toBe(second);
 });
 
-const SETTINGS = '/lab/api/settings/chapyter-ext:chat';
-
 test('an agent step shows its invisible characters, and runs exactly that code', async ({
   lab
 }) => {
@@ -415,16 +414,6 @@ test('an agent step shows its invisible characters, and runs exactly that code',
     const agent = cells.filter(c => c.chapyter?.source === 'agent');
     expect(agent.map(c => c.source)).toEqual([code]);
   } finally {
-    const current = await jupyterApi('GET', SETTINGS);
-    let raw: { [key: string]: unknown } = {};
-    try {
-      raw = JSON.parse(current.raw || '{}');
-    } catch {
-      // The settings file holds comments: the defaults are all that is set.
-      raw = {};
-    }
-    delete raw.agentMode;
-    delete raw.agentPolicy;
-    await jupyterApi('PUT', SETTINGS, { raw: JSON.stringify(raw, null, 2) });
+    await resetAgentSettings();
   }
 });

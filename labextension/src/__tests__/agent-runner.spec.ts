@@ -64,7 +64,10 @@ class FakeNotebook implements INotebookDriver {
     return `cell ${cell}`;
   }
 
-  async listVariables(): Promise<string> {
+  evaluated: string[] = [];
+
+  async evaluate(expression: string): Promise<string> {
+    this.evaluated.push(expression);
     return 'x (int): 42';
   }
 
@@ -128,6 +131,13 @@ function step(id: string, code: string, needsApproval = false): ChatEvent {
     type: 'step',
     stepId: id,
     kind: 'run_code',
+    op: 'run_cell',
+    runs: 'kernel',
+    title: 'ran code',
+    label: 'run code',
+    server: '',
+    expression: '',
+    arguments: null,
     code,
     purpose: '',
     cell: '',
@@ -155,7 +165,10 @@ async function* serverEvents(
 ): AsyncGenerator<ChatEvent> {
   for (const event of events) {
     yield event;
-    if (event.type === 'step' && !eager) {
+    // A server step that does not ask posts nothing: the server goes on by itself.
+    const posts =
+      event.type === 'step' && (event.op !== 'call' || event.needsApproval);
+    if (posts && !eager) {
       while (
         !client.results.some(r => r.step_id === event.stepId) &&
         !turn()?.stopped
@@ -200,7 +213,13 @@ describe('AgentTurn', () => {
     const seen = await collect(turn, [
       start,
       step('s1', 'print(boom)'),
-      { type: 'step_done', stepId: 's1', outcome: 'NameError: boom' },
+      {
+        type: 'step_done',
+        stepId: 's1',
+        outcome: 'NameError: boom',
+        status: 'error',
+        result: null
+      },
       step('s2', 'print(42)'),
       done
     ]);
@@ -327,15 +346,87 @@ describe('AgentTurn', () => {
     const turn = new AgentTurn({ client, notebook });
     await collect(turn, [
       start,
-      { ...(step('r1', '') as any), kind: 'read_cell', cell: '2' },
-      { ...(step('r2', '') as any), kind: 'list_variables' },
+      {
+        ...(step('r1', '') as any),
+        kind: 'read_cell',
+        op: 'read_cell',
+        cell: '2'
+      },
+      {
+        ...(step('r2', '') as any),
+        kind: 'list_variables',
+        op: 'evaluate',
+        expression: 'variables()'
+      },
+      // A tool this version does not know how to carry out: said, never hung.
+      {
+        ...(step('r3', '') as any),
+        kind: 'future',
+        op: 'teleport',
+        label: 'future'
+      },
       done
     ]);
     expect(client.results.map(r => [r.status, r.text])).toEqual([
       ['ran', 'cell 2'],
-      ['ran', 'x (int): 42']
+      ['ran', 'x (int): 42'],
+      [
+        'failed_to_run',
+        'This version of the chat cannot carry out "future" steps; reload the page.'
+      ]
     ]);
+    expect(notebook.evaluated).toEqual(['variables()']);
     expect(notebook.inserted).toEqual([]);
+  });
+
+  it('a server step: nothing runs here; approval is posted, the result shown', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    const call = (id: string, needsApproval: boolean): ChatEvent => ({
+      ...(step(id, '', needsApproval) as any),
+      kind: 'time__get_current_time',
+      op: 'call',
+      runs: 'server',
+      title: 'time · get_current_time',
+      label: 'time · get_current_time',
+      server: 'time',
+      arguments: { timezone: 'UTC' }
+    });
+    const events = [
+      start,
+      call('m1', false),
+      {
+        type: 'step_done',
+        stepId: 'm1',
+        outcome: '{"timezone": "UTC"',
+        status: 'ok',
+        result: '{"timezone": "UTC"}'
+      },
+      call('m2', true),
+      call('m3', true),
+      done
+    ] as ChatEvent[];
+    const running = collect(turn, events);
+    await until(
+      () => turn.steps.length === 2 && turn.steps[1].state === 'approval'
+    );
+    expect(turn.steps[0].state).toBe('ran');
+    expect(turn.steps[0].result).toBe('{"timezone": "UTC"}');
+    turn.decide('m2', { run: true, code: '' });
+    await until(
+      () => turn.steps.length === 3 && turn.steps[2].state === 'approval'
+    );
+    turn.decide('m3', { run: false });
+    await running;
+    expect(client.results.map(r => [r.step_id, r.status])).toEqual([
+      ['m2', 'approved'],
+      ['m3', 'skipped']
+    ]);
+    // The turn ended before m2's result came: it is not left "calling".
+    expect(turn.steps[1].state).toBe('stopped');
+    expect(notebook.inserted).toEqual([]);
+    expect(notebook.evaluated).toEqual([]);
   });
 
   it('a result the server refuses becomes failed_to_run, so the turn does not hang', async () => {
@@ -437,6 +528,31 @@ describe('AgentController', () => {
     ).rejects.toThrow('closed.ipynb is not open');
   });
 
+  it('learns the tools and MCP servers from the server, dropping malformed entries', () => {
+    const agent = new AgentController({
+      client: new FakeClient(),
+      notebook: () => null
+    });
+    let changes = 0;
+    agent.changed.connect(() => changes++);
+    agent.setServerTools(
+      [
+        { name: 'run_code', label: 'run code' },
+        { name: 'time__get_current_time', label: 'time · get_current_time' },
+        { label: 'no name' },
+        'junk'
+      ],
+      [{ name: 'time', running: false }, 7]
+    );
+    expect(agent.tools).toEqual({
+      labels: ['run code', 'time · get_current_time'],
+      servers: ['time']
+    });
+    expect(changes).toBe(1);
+    agent.setServerTools(undefined, null);
+    expect(agent.tools).toEqual({ labels: [], servers: [] });
+  });
+
   it('undoes a stored turn by the cell ids of its steps', () => {
     const notebook = new FakeNotebook();
     const agent = new AgentController({
@@ -447,8 +563,22 @@ describe('AgentController', () => {
       ...message(),
       status: 'complete' as const,
       steps: [
-        { step_id: 's1', code: 'x', cell_id: 'b', outcome: '' },
-        { step_id: 's2', code: '', cell_id: '', outcome: '' }
+        {
+          step_id: 's1',
+          tool: 'run_code',
+          title: 'ran code',
+          code: 'x',
+          cell_id: 'b',
+          outcome: ''
+        },
+        {
+          step_id: 's2',
+          tool: 'read_cell',
+          title: 'read cell 1',
+          code: '',
+          cell_id: '',
+          outcome: ''
+        }
       ]
     };
     expect(agent.undo(reply, 'a.ipynb')).toBe(1);
@@ -501,6 +631,14 @@ describe('agent events', () => {
       type: 'step',
       stepId: 's1',
       kind: 'run_code',
+      // An older server sent no op, runs or title: the kind says.
+      op: 'run_cell',
+      runs: 'kernel',
+      title: '',
+      label: 'run_code',
+      server: '',
+      expression: '',
+      arguments: null,
       code: 'x = 1',
       purpose: 'why',
       cell: '',
@@ -508,16 +646,46 @@ describe('agent events', () => {
       reasons: ['writes files: open("f", "w")']
     });
     expect(
-      decodeEvent(sse('step', { step_id: 's1', kind: 'rm' }) as any)
+      decodeEvent(sse('step', { step_id: 's1', kind: '' }) as any)
     ).toMatchObject({
       type: 'error',
       kind: 'bad_response'
+    });
+    // Any tool the server describes: the browser needs no list of its own.
+    expect(
+      decodeEvent(
+        sse('step', {
+          step_id: 's2',
+          kind: 'db__query',
+          op: 'call',
+          runs: 'server',
+          title: 'db · query',
+          label: 'db · query',
+          server: 'db',
+          arguments: { sql: 'select 1' },
+          needs_approval: true,
+          reasons: []
+        }) as any
+      )
+    ).toMatchObject({
+      type: 'step',
+      kind: 'db__query',
+      op: 'call',
+      runs: 'server',
+      server: 'db',
+      arguments: { sql: 'select 1' }
     });
     expect(
       decodeEvent(
         sse('step_done', { step_id: 's1', outcome: 'Out: 42' }) as any
       )
-    ).toEqual({ type: 'step_done', stepId: 's1', outcome: 'Out: 42' });
+    ).toEqual({
+      type: 'step_done',
+      stepId: 's1',
+      outcome: 'Out: 42',
+      status: '',
+      result: null
+    });
     const doneEvent = decodeEvent(
       sse('done', {
         message_id: 'm',
@@ -535,7 +703,16 @@ describe('agent events', () => {
       messageId: 'm',
       text: 'It is 42.',
       status: 'stopped',
-      steps: [{ step_id: 's1', code: 'x', cell_id: 'c1', outcome: 'ok' }],
+      steps: [
+        {
+          step_id: 's1',
+          tool: '',
+          title: '',
+          code: 'x',
+          cell_id: 'c1',
+          outcome: 'ok'
+        }
+      ],
       halt: 'Stopped after 10 steps.'
     });
     // The thread keeps what ran on the reply.

@@ -105,7 +105,8 @@ describe('previewContext', () => {
       return {
         text: 'Notebook: analysis.ipynb',
         summary: 'analysis.ipynb · cell 4 · 1 variable',
-        chars: 24
+        chars: 24,
+        rules: [{ path: 'AGENTS.md', chars: 120 }]
       };
     });
     expect(sent).toEqual([snap]);
@@ -113,6 +114,7 @@ describe('previewContext', () => {
       text: 'Notebook: analysis.ipynb',
       summary: 'analysis.ipynb · cell 4 · 1 variable',
       chars: 24,
+      rules: [{ path: 'AGENTS.md', chars: 120 }],
       snapshot: snap
     });
   });

@@ -82,6 +82,26 @@ export class AgentController implements IChatTurnHook {
     }
   }
 
+  /** The tools' labels and the MCP servers the server offers (`GET config`'s `agent`). */
+  get tools(): { labels: string[]; servers: string[] } {
+    return this._tools;
+  }
+
+  /** What the server said of its tools and MCP servers; malformed entries are dropped. */
+  setServerTools(tools: unknown, servers: unknown): void {
+    const named = (value: unknown): { name: string; label?: unknown }[] =>
+      Array.isArray(value)
+        ? value.filter(v => v && typeof v.name === 'string')
+        : [];
+    this._tools = {
+      labels: named(tools).map(t =>
+        typeof t.label === 'string' ? t.label : t.name
+      ),
+      servers: named(servers).map(s => s.name)
+    };
+    this._changed.emit();
+  }
+
   /** A notebook's cells changed (or finished loading): cell links may have moved. */
   get cellsChanged(): ISignal<this, void> {
     return this._cellsChanged;
@@ -158,6 +178,10 @@ export class AgentController implements IChatTurnHook {
     return this._options.notebook(path);
   }
 
+  private _tools: { labels: string[]; servers: string[] } = {
+    labels: [],
+    servers: []
+  };
   private _enabled = false;
   private _policy: AgentPolicy | null = null;
   private _serverPolicy: AgentPolicy | null = null;

@@ -10,7 +10,6 @@ import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
-import { readVariables } from '../chat/notebookContext';
 import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
 import { INotebookDriver, IRunOutcome, IStepOrigin } from './tokens';
 
@@ -78,13 +77,17 @@ async function prepareFigures(kernel: Kernel.IKernelConnection): Promise<void> {
   }
 }
 
-/** The figure digests the last cell drew; [] when the kernel cannot tell. */
-async function takeFigures(
-  kernel: Kernel.IKernelConnection
-): Promise<{ [key: string]: unknown }[]> {
+/**
+ * The `application/json` value of `expression`, evaluated silently; undefined when the kernel
+ * could not tell (it failed, or kept aborting).
+ */
+async function silentJSON(
+  kernel: Kernel.IKernelConnection,
+  expression: string
+): Promise<any> {
   // Right after a cell fails, ipykernel aborts requests until its queue is clear.
   for (let attempt = 1; attempt <= 4; attempt++) {
-    const reply = await silent(kernel, '', { figures: TAKE_FIGURES });
+    const reply = await silent(kernel, '', { value: expression });
     const content = reply.content as {
       status: string;
       user_expressions?: { [key: string]: any };
@@ -93,12 +96,22 @@ async function takeFigures(
       await new Promise(resolve => setTimeout(resolve, 100 * attempt));
       continue;
     }
-    const data = content.user_expressions?.figures?.data?.['application/json'];
-    return Array.isArray(data)
-      ? data.filter(d => d && typeof d === 'object')
-      : [];
+    const value = content.user_expressions?.value;
+    return value?.status === 'ok'
+      ? value.data?.['application/json']
+      : undefined;
   }
-  return [];
+  return undefined;
+}
+
+/** The figure digests the last cell drew; [] when the kernel cannot tell. */
+async function takeFigures(
+  kernel: Kernel.IKernelConnection
+): Promise<{ [key: string]: unknown }[]> {
+  const data = await silentJSON(kernel, TAKE_FIGURES);
+  return Array.isArray(data)
+    ? data.filter(d => d && typeof d === 'object')
+    : [];
 }
 
 function text(value: unknown): string {
@@ -245,25 +258,18 @@ export class NotebookDriver implements INotebookDriver {
     return parts.join('\n').slice(0, MAX_READ_CHARS);
   }
 
-  async listVariables(): Promise<string> {
+  async evaluate(expression: string): Promise<string> {
     const kernel = this._panel.sessionContext.session?.kernel;
     if (!kernel) {
       throw new Error('The notebook has no kernel.');
     }
-    for (let attempt = 1; attempt <= 4; attempt++) {
-      const reply = await readVariables(kernel, null);
-      if (reply.status === 'ok') {
-        const list = reply.value ?? [];
-        return list.length
-          ? list.map(v => `${v.name} (${v.type}): ${v.summary}`).join('\n')
-          : 'No variables.';
-      }
-      if (reply.status !== 'aborted') {
-        break;
-      }
-      await new Promise(resolve => setTimeout(resolve, 100 * attempt));
+    const text = (await silentJSON(kernel, expression))?.text;
+    if (typeof text !== 'string') {
+      throw new Error(
+        'The kernel could not answer (is chapyter-ext installed in its environment?).'
+      );
     }
-    throw new Error('Could not read the kernel variables.');
+    return text.slice(0, MAX_READ_CHARS);
   }
 
   async interrupt(): Promise<void> {

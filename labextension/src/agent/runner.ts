@@ -88,9 +88,13 @@ export class AgentTurn {
     for (;;) {
       const item = await next;
       if (item.done) {
+        this._settleServerSteps();
         return;
       }
       const event = item.value;
+      if (event.type === 'done' || event.type === 'error') {
+        this._settleServerSteps();
+      }
       // Read ahead: while a step waits for approval the server may end the turn (its time
       // cap), and the approval must not wait for an answer nobody reads.
       next = iterator.next();
@@ -112,12 +116,31 @@ export class AgentTurn {
           const step = this.steps.find(s => s.id === event.stepId);
           if (step && event.outcome) {
             step.outcome = oneLine(event.outcome);
+            if (step.runs === 'server') {
+              // The server carried it out: its result is all the chat learns.
+              step.result = event.result;
+              step.state =
+                event.status === 'skipped'
+                  ? 'skipped'
+                  : event.status === 'error'
+                    ? 'failed'
+                    : 'ran';
+            }
             this._changed();
           }
           break;
         }
       }
       yield event;
+    }
+  }
+
+  /** The turn ended: a server step still shown as calling will get no result now. */
+  private _settleServerSteps(): void {
+    for (const step of this.steps) {
+      if (step.op === 'call' && step.state === 'running') {
+        this._set(step, 'stopped', 'Not finished: the turn ended.');
+      }
     }
   }
 
@@ -159,14 +182,13 @@ export class AgentTurn {
   }
 
   private _add(event: IStepEvent): IAgentStep {
+    // The step is the event as the server described it, less the wire's discriminant.
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars
+    const { type: _type, stepId: id, ...described } = event;
     const step: IAgentStep = {
-      id: event.stepId,
-      kind: event.kind,
-      code: event.code,
-      purpose: event.purpose,
-      cell: event.cell,
-      needsApproval: event.needsApproval,
-      reasons: event.reasons,
+      ...described,
+      id,
+      result: null,
       state: 'running',
       cellId: null,
       outcome: ''
@@ -183,30 +205,25 @@ export class AgentTurn {
       this._set(step, 'stopped', 'Not run: the turn was stopped.');
       return;
     }
-    if (step.kind !== 'run_code') {
+    if (step.op === 'call') {
+      await this._serverCall(step, next);
+      return;
+    }
+    if (step.op === 'read_cell' || step.op === 'evaluate') {
       await this._read(step);
       return;
     }
-    if (step.needsApproval) {
-      this._set(step, 'approval', '');
-      const decision = await Promise.race([
-        new Promise<Decision | null>(resolve =>
-          this._pending.set(step.id, resolve)
-        ),
-        next.then(
-          () => 'ended' as const,
-          () => 'ended' as const
-        )
-      ]);
-      this._pending.delete(step.id);
-      if (decision === 'ended') {
-        this._set(step, 'stopped', 'Not run: the turn ended.');
-        return;
-      }
-      if (!decision) {
-        this._set(step, 'stopped', 'Not run: the turn was stopped.');
-        return;
-      }
+    if (step.op !== 'run_cell') {
+      const reason = `This version of the chat cannot carry out "${step.label}" steps; reload the page.`;
+      this._set(step, 'failed', reason);
+      await this._post(step, { status: 'failed_to_run', text: reason });
+      return;
+    }
+    const decision = await this._approve(step, next);
+    if (decision === null) {
+      return;
+    }
+    if (decision) {
       if (!decision.run) {
         this._set(step, 'skipped', 'Skipped.');
         await this._post(step, { status: 'skipped' });
@@ -272,22 +289,76 @@ export class AgentTurn {
     }
   }
 
+  /**
+   * Wait for Run / Edit / Skip when the step asks: the decision, undefined when it did not
+   * ask, or null when the turn stopped or ended first (the step is marked so).
+   */
+  private async _approve(
+    step: IAgentStep,
+    next: Promise<unknown>
+  ): Promise<Decision | null | undefined> {
+    if (!step.needsApproval) {
+      return undefined;
+    }
+    this._set(step, 'approval', '');
+    const decision = await Promise.race([
+      new Promise<Decision | null>(resolve =>
+        this._pending.set(step.id, resolve)
+      ),
+      next.then(
+        () => 'ended' as const,
+        () => 'ended' as const
+      )
+    ]);
+    this._pending.delete(step.id);
+    if (decision === 'ended') {
+      this._set(step, 'stopped', 'Not run: the turn ended.');
+      return null;
+    }
+    if (!decision) {
+      this._set(step, 'stopped', 'Not run: the turn was stopped.');
+      return null;
+    }
+    return decision;
+  }
+
+  /** A step the server carries out: approve it here if it asks, then wait for its result. */
+  private async _serverCall(
+    step: IAgentStep,
+    next: Promise<unknown>
+  ): Promise<void> {
+    const decision = await this._approve(step, next);
+    if (decision === null) {
+      return;
+    }
+    if (decision && !decision.run) {
+      this._set(step, 'skipped', 'Skipped.');
+      await this._post(step, { status: 'skipped' });
+      return;
+    }
+    // The result arrives with the step's `step_done`.
+    this._set(step, 'running', 'Calling…');
+    if (decision) {
+      await this._post(step, { status: 'approved' });
+    }
+  }
+
   private async _read(step: IAgentStep): Promise<void> {
     const notebook = this._options.notebook;
     this._set(step, 'running', 'Reading…');
     let text: string;
     try {
       text =
-        step.kind === 'read_cell'
+        step.op === 'read_cell'
           ? await notebook.readCell(step.cell)
-          : await notebook.listVariables();
+          : await notebook.evaluate(step.expression);
     } catch (error) {
       const reason = oneLine(message(error));
       this._set(step, 'failed', reason);
       await this._post(step, { status: 'failed_to_run', text: reason });
       return;
     }
-    this._set(step, 'ran', step.kind === 'read_cell' ? 'Read.' : 'Listed.');
+    this._set(step, 'ran', 'Read.');
     await this._post(step, { status: 'ran', text });
   }
 

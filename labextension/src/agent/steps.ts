@@ -29,13 +29,23 @@ type ShownStep = IAgentStep | (IStepRecord & { recorded: true });
 function title(step: ShownStep, index: number): string {
   const n = `Step ${index + 1}`;
   if ('recorded' in step) {
-    return step.code ? `${n} · ran code` : `${n}`;
+    const said = step.title || (step.code ? 'ran code' : '');
+    return said ? `${n} · ${said}` : n;
   }
-  switch (step.kind) {
-    case 'read_cell':
-      return `${n} · read cell ${step.cell}`;
-    case 'list_variables':
-      return `${n} · listed the variables`;
+  if (step.op === 'call') {
+    // A server's tool: what it is, then where it stands.
+    const state: { [key: string]: string } = {
+      approval: 'wants to call',
+      running: 'calling',
+      skipped: 'skipped',
+      failed: 'failed',
+      stopped: 'stopped'
+    };
+    const where = state[step.state];
+    return `${n} · ${step.title || step.label}${where ? ` (${where})` : ''}`;
+  }
+  if (step.op !== 'run_cell') {
+    return `${n} · ${step.title || step.label}`;
   }
   switch (step.state) {
     case 'approval':
@@ -73,8 +83,17 @@ class StepView {
     const summary = element('summary', '', {}, 'Code');
     this._pre = element('pre', '');
     this._code.append(summary, this._pre);
+    this._result = element('details', 'jp-Chapyter-agentStepResult');
+    this._resultPre = element('pre', '', { 'aria-label': 'Result' });
+    this._result.append(element('summary', '', {}, 'Result'), this._resultPre);
     this._approval = element('div', 'jp-Chapyter-agentApproval');
-    this.node.append(line, this._outcome, this._code, this._approval);
+    this.node.append(
+      line,
+      this._outcome,
+      this._code,
+      this._result,
+      this._approval
+    );
   }
 
   readonly node: HTMLElement;
@@ -103,7 +122,15 @@ class StepView {
       this._shownCode = code;
       showCode(this._pre, code);
     }
-    if (approval && live) {
+    const result = live ? step.result : null;
+    this._result.hidden = !result;
+    if (result !== null && this._shownResult !== result) {
+      this._shownResult = result;
+      showCode(this._resultPre, result);
+    }
+    if (approval && live && step.op === 'call') {
+      this._drawCallApproval(step);
+    } else if (approval && live) {
       this._drawApproval(step);
     } else if (this._approvalFor) {
       this._approvalFor = null;
@@ -112,17 +139,19 @@ class StepView {
     this._approval.hidden = !approval;
   }
 
-  private _drawApproval(step: IAgentStep): void {
+  /**
+   * Start the approval box of `step`: its lead line (the model's purpose, or the server and
+   * tool of a call) and the policy's reasons. False when it is already drawn for this step.
+   */
+  private _startApproval(step: IAgentStep, lead: string): boolean {
     if (this._approvalFor === step.id) {
-      return;
+      return false;
     }
     this._approvalFor = step.id;
     const box = this._approval;
     box.textContent = '';
-    if (step.purpose) {
-      box.appendChild(
-        element('div', 'jp-Chapyter-agentPurpose', {}, step.purpose)
-      );
+    if (lead) {
+      box.appendChild(element('div', 'jp-Chapyter-agentPurpose', {}, lead));
     }
     if (step.reasons.length) {
       const list = element('ul', 'jp-Chapyter-agentReasons', {
@@ -133,22 +162,28 @@ class StepView {
       }
       box.appendChild(list);
     }
-    // The one string shown and run: as the cell will hold it.
-    const code = cellCode(step.code);
+    return true;
+  }
+
+  /** The one string the step shows and runs (invisible characters marked), in the box. */
+  private _proposed(label: string, text: string): HTMLElement {
     const pre = element('pre', 'jp-Chapyter-agentProposed', {
-      'aria-label': 'Proposed code'
+      'aria-label': label
     });
-    if (showCode(pre, code)) {
-      box.appendChild(invisibleWarning());
+    if (showCode(pre, text)) {
+      this._approval.appendChild(invisibleWarning());
     }
-    const editor = element('textarea', 'jp-Chapyter-agentEditor', {
-      'aria-label': 'Code to run',
-      rows: String(Math.min(12, code.split('\n').length + 1)),
-      spellcheck: 'false'
-    });
-    editor.value = code;
-    editor.hidden = true;
-    const buttons = element('div', 'jp-Chapyter-agentButtons', {
+    return pre;
+  }
+
+  /** The Run and Skip buttons (with `extra` between them) deciding `step`. */
+  private _decisionButtons(
+    step: IAgentStep,
+    titles: { run: string; skip: string },
+    code: () => string,
+    extra: HTMLElement[] = []
+  ): { group: HTMLElement; run: HTMLButtonElement } {
+    const group = element('div', 'jp-Chapyter-agentButtons', {
       role: 'group',
       'aria-label': 'Approve the step'
     });
@@ -157,8 +192,39 @@ class StepView {
       'Run',
       'Run',
       null,
-      'Insert this code as a cell below and run it'
+      titles.run
     );
+    const skip = button(
+      'jp-Chapyter-agentSkip',
+      'Skip',
+      'Skip',
+      null,
+      titles.skip
+    );
+    run.addEventListener('click', () =>
+      this._host.decide(step.id, { run: true, code: code() })
+    );
+    skip.addEventListener('click', () =>
+      this._host.decide(step.id, { run: false })
+    );
+    group.append(run, ...extra, skip);
+    return { group, run };
+  }
+
+  private _drawApproval(step: IAgentStep): void {
+    if (!this._startApproval(step, step.purpose)) {
+      return;
+    }
+    // The one string shown and run: as the cell will hold it.
+    const code = cellCode(step.code);
+    const pre = this._proposed('Proposed code', code);
+    const editor = element('textarea', 'jp-Chapyter-agentEditor', {
+      'aria-label': 'Code to run',
+      rows: String(Math.min(12, code.split('\n').length + 1)),
+      spellcheck: 'false'
+    });
+    editor.value = code;
+    editor.hidden = true;
     const edit = button(
       'jp-Chapyter-agentEdit',
       'Edit',
@@ -166,18 +232,14 @@ class StepView {
       null,
       'Change the code before it runs'
     );
-    const skip = button(
-      'jp-Chapyter-agentSkip',
-      'Skip',
-      'Skip',
-      null,
-      'Do not run it; the model is told it was skipped'
-    );
-    run.addEventListener('click', () =>
-      this._host.decide(step.id, {
-        run: true,
-        code: editor.hidden ? code : editor.value
-      })
+    const { group, run } = this._decisionButtons(
+      step,
+      {
+        run: 'Insert this code as a cell below and run it',
+        skip: 'Do not run it; the model is told it was skipped'
+      },
+      () => (editor.hidden ? code : editor.value),
+      [edit]
     );
     edit.addEventListener('click', () => {
       editor.hidden = false;
@@ -193,13 +255,36 @@ class StepView {
         run.click();
       }
     });
-    skip.addEventListener('click', () =>
-      this._host.decide(step.id, { run: false })
-    );
-    buttons.append(run, edit, skip);
-    box.append(pre, editor, buttons);
+    this._approval.append(pre, editor, group);
   }
 
+  /** A server tool's call waiting for Run / Skip: the server, the tool, the arguments. */
+  private _drawCallApproval(step: IAgentStep): void {
+    const where = step.server
+      ? `MCP server “${step.server}” · tool “${step.label.split(' · ').pop()}”`
+      : `Tool “${step.label}”`;
+    if (!this._startApproval(step, where)) {
+      return;
+    }
+    // Exactly what the server will send: the arguments as JSON.
+    const pre = this._proposed(
+      'Arguments',
+      JSON.stringify(step.arguments ?? {}, null, 2)
+    );
+    const { group } = this._decisionButtons(
+      step,
+      {
+        run: 'Let the server call this tool with these arguments',
+        skip: 'Do not call it; the model is told it was skipped'
+      },
+      () => ''
+    );
+    this._approval.append(pre, group);
+  }
+
+  private _shownResult: string | null = null;
+  private _result: HTMLDetailsElement;
+  private _resultPre: HTMLElement;
   private _title: HTMLElement;
   private _link: HTMLButtonElement;
   private _outcome: HTMLElement;

@@ -4,7 +4,7 @@
  * its tests load no JupyterLab runtime code.
  */
 
-import type { ChatEvent, StepKind } from '../chat/events';
+import type { ChatEvent, IStepEvent } from '../chat/events';
 import type { IAgentCodeOrigin } from '../contract/metadata';
 import type { IChatRequest } from '../chat/tokens';
 
@@ -49,8 +49,11 @@ export interface IStepResultBody {
   message_id: string;
   /** The step. */
   step_id: string;
-  /** "ran" (even with an error in the cell), "skipped" (the user said no), "failed_to_run". */
-  status: 'ran' | 'skipped' | 'failed_to_run';
+  /**
+   * Kernel steps: "ran" (even with an error in the cell), "skipped" (the user said no),
+   * "failed_to_run". Server steps that asked: "approved" or "skipped".
+   */
+  status: 'ran' | 'skipped' | 'failed_to_run' | 'approved';
   /** What a code step left in its cell. */
   result?: IRunResult;
   /** What a read gave (read_cell, list_variables), or why a step failed to run. */
@@ -78,21 +81,11 @@ export type StepState =
   | 'stopped'; // Stop ended the turn before it ran
 
 /** One step of a turn, as the chat shows it. */
-export interface IAgentStep {
+export interface IAgentStep extends Omit<IStepEvent, 'type' | 'stepId'> {
   /** The server's id. */
   id: string;
-  /** What it does. */
-  kind: StepKind;
-  /** The code (as proposed, then as run). */
-  code: string;
-  /** Why, in the model's words. */
-  purpose: string;
-  /** The cell a read_cell step reads. */
-  cell: string;
-  /** Whether the policy asked for approval. */
-  needsApproval: boolean;
-  /** Why approval was asked. */
-  reasons: string[];
+  /** What the model was told of a server step's result, once it came. */
+  result: string | null;
   /** Where it stands. */
   state: StepState;
   /** The id of the cell it ran in, once inserted. */
@@ -133,8 +126,11 @@ export interface INotebookDriver {
   run(cellId: string): Promise<IRunOutcome>;
   /** The outputs of an existing cell (a 1-based position or an id) as text for the model. */
   readCell(cell: string): Promise<string>;
-  /** The kernel's variables, summarised for the model. */
-  listVariables(): Promise<string>;
+  /**
+   * Evaluate `expression` silently in the kernel (no cell, no history); its value is
+   * `{"text": ...}` as JSON: that text.
+   */
+  evaluate(expression: string): Promise<string>;
   /** Interrupt the kernel (a step's cell is running). */
   interrupt(): Promise<void>;
   /** Delete these cells in one undo step; how many were there. */

@@ -155,8 +155,8 @@ export async function previewContext(
   preview: (snapshot: INotebookSnapshot) => Promise<IContextPreview>
 ): Promise<IChatContext> {
   try {
-    const { text, summary, chars } = await preview(snapshot);
-    return { text, summary, chars, snapshot };
+    const { text, summary, chars, rules } = await preview(snapshot);
+    return { text, summary, chars, rules: rules ?? [], snapshot };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return {

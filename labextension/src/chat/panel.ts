@@ -383,12 +383,31 @@ export class ChatPanel extends Widget {
     } else {
       summary = context?.summary ?? 'Reading the notebook…';
     }
+    const rules = model.contextEnabled ? (context?.rules ?? []) : [];
+    if (rules.length && model.notebook) {
+      // The project's rules are in force: say so where the user looks before sending.
+      summary += ` · Rules: ${rules.map(r => r.path).join(', ')}`;
+    }
     if (this.agent?.enabled && model.notebook) {
       summary += ` · Agent: ${policyLabel(this.agent.policy).toLowerCase()}`;
     }
     this._chipSummary.textContent = summary;
+    const ruleLines = rules.length
+      ? 'Project rules in the system prompt: ' +
+        rules.map(r => `${r.path} (${r.chars} characters)`).join(', ') +
+        '\n\n'
+      : '';
+    const tools = this.agent?.enabled ? this.agent.tools : null;
+    const toolLines =
+      tools && tools.labels.length
+        ? `Agent tools: ${tools.labels.join(', ')}` +
+          (tools.servers.length
+            ? `; MCP servers: ${tools.servers.join(', ')} (their tools are offered once started)`
+            : '') +
+          '\n\n'
+        : '';
     this._chipText.textContent = model.contextEnabled
-      ? context?.text || 'Nothing to send.'
+      ? toolLines + ruleLines + (context?.text || 'Nothing to send.')
       : 'The next message goes without the notebook context.';
   }
 

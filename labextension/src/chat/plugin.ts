@@ -108,7 +108,10 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     tracker.widgetAdded.connect((_, notebook) => followCells(notebook));
     void client
       .config()
-      .then(config => agent.setServerPolicy(config.agent?.policy))
+      .then(config => {
+        agent.setServerPolicy(config.agent?.policy);
+        agent.setServerTools(config.agent?.tools, config.agent?.mcp_servers);
+      })
       .catch(() => undefined);
     const panel = new ChatPanel({
       model,

@@ -58,8 +58,16 @@ export interface IChatConfig {
   version: string;
   /** Characters of context per request (`Chapyter.context_budget`): the one budget. */
   context_budget?: number;
-  /** Agent turns: the server's default policy and caps. */
-  agent?: { policy?: string; max_steps?: number; time_limit?: number };
+  /** Agent turns: the server's default policy and caps, its tools and MCP servers. */
+  agent?: {
+    policy?: string;
+    max_steps?: number;
+    time_limit?: number;
+    /** The tool records the browser may show (the installed ones, the MCP tools known). */
+    tools?: { name: string; label: string; server?: string }[];
+    /** The configured MCP servers (never a command, URL or key). */
+    mcp_servers?: { name: string; running?: boolean }[];
+  };
   /** Whether saving a notebook stores its chats in its metadata (`Chapyter.save_chat_in_notebook`). */
   save_chat_in_notebook?: boolean;
 }
@@ -243,6 +251,11 @@ export interface IContextPreview {
   summary: string;
   /** Length of `text`. */
   chars: number;
+  /**
+   * The project rules (AGENTS.md, .chapyter/rules.md) the server adds to the system prompt
+   * for this notebook, nearest last; absent from older servers.
+   */
+  rules?: { path: string; chars: number }[];
 }
 
 /** What the chat will tell the model about the notebook, and how to say it in a chip. */

@@ -1,0 +1,90 @@
+/** What the agent specs share: a notebook with data, the chat in agent mode, a message. */
+
+import { Locator } from '@playwright/test';
+
+import { createNotebook, expect, ICellInfo, jupyterApi, Lab } from './fixtures';
+
+/** The first cell of the agent notebooks: a small DataFrame. */
+export const RAIN =
+  "import pandas as pd\nrain = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'rain_mm': [763, 16, 722]})";
+
+const SETTINGS = '/lab/api/settings/chapyter-ext:chat';
+
+/** Put the chat's agent settings back, so the other specs start with a plain chat. */
+export async function resetAgentSettings(): Promise<void> {
+  const current = await jupyterApi('GET', SETTINGS);
+  let raw: { [key: string]: unknown } = {};
+  try {
+    raw = JSON.parse(current.raw || '{}');
+  } catch {
+    // The settings file holds comments: the defaults are all that is set.
+    raw = {};
+  }
+  delete raw.agentMode;
+  delete raw.agentPolicy;
+  await jupyterApi('PUT', SETTINGS, { raw: JSON.stringify(raw, null, 2) });
+}
+
+/** A run_code tool call of the fake model. */
+export function runCode(code: string, purpose = '') {
+  return { tool_calls: [{ name: 'run_code', arguments: { code, purpose } }] };
+}
+
+/** A notebook (`data`, then `after`) with no chat history. */
+export async function agentNotebook(name: string): Promise<string> {
+  const file = await createNotebook(name, [
+    { id: 'data', source: RAIN },
+    { id: 'after', source: 'rain.head()' }
+  ]);
+  await jupyterApi(
+    'DELETE',
+    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
+  );
+  return file;
+}
+
+/**
+ * A new agent notebook (see {@link agentNotebook}) opened, its data cell run, and the chat
+ * open in agent mode with `policy`: the file and the chat panel.
+ */
+export async function agentWithData(
+  lab: Lab,
+  name: string,
+  policy: string
+): Promise<{ file: string; panel: Locator }> {
+  const file = await agentNotebook(name);
+  await lab.openNotebook(file);
+  await lab.runCell(file, 'data');
+  await lab.waitForCells(
+    file,
+    cells => cells[0].executionCount !== null,
+    'the data cell ran'
+  );
+  return { file, panel: await openAgent(lab, policy) };
+}
+
+/** Open the chat with agent mode on and the given policy. */
+export async function openAgent(lab: Lab, policy: string): Promise<Locator> {
+  await lab.command('chapyter-ext:open-chat');
+  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
+  await expect(panel).toBeVisible();
+  const toggle = panel.getByRole('checkbox', { name: 'Agent mode' });
+  await expect(toggle).not.toBeChecked();
+  await toggle.check();
+  const select = panel.getByRole('combobox', { name: 'Approval policy' });
+  await expect(select).toBeVisible();
+  await select.selectOption({ label: policy });
+  return panel;
+}
+
+/** Send `text` from the chat's input. */
+export async function ask(panel: Locator, text: string): Promise<void> {
+  const input = panel.getByRole('textbox', { name: 'Ask AI' });
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+/** The cells an agent turn inserted. */
+export function agentCells(cells: ICellInfo[]): ICellInfo[] {
+  return cells.filter(c => c.chapyter?.source === 'agent');
+}
