@@ -7,6 +7,7 @@ Defaults come from the environment, read when the settings object is made.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -19,6 +20,7 @@ from traitlets import (
     Dict,
     Float,
     Int,
+    List,
     TraitError,
     Unicode,
     default,
@@ -183,6 +185,15 @@ def check_setting(name: str, value: Any) -> str | None:
         least = 1 if name == "completion_max_tokens" else 0
         if not _number(value) or value < least:
             return f"must be a whole number of {least} or more, not {value!r}"
+    elif name == "prices":
+        for model, price in value.items():
+            rates = price.items() if isinstance(price, dict) else [("", price)]
+            for key, rate in rates:
+                if key not in ("input", "output") or not _number(rate) or rate < 0:
+                    return (
+                        f"needs {{'input': number, 'output': number}} (USD per million "
+                        f"tokens, 0 or more) for each model; {model!r} has {price!r}"
+                    )
     elif name == "local_model_path" and "\0" in value:
         return "must be a file path (it holds a NUL character)"
     elif name == "agent_max_steps":
@@ -429,6 +440,40 @@ class Chapyter(Configurable):
             raise TraitError("Chapyter.save_chat_max_bytes must be at least 1024.")
         return proposal["value"]
 
+    inline_completion = Bool(
+        True,
+        config=True,
+        help="Inline completion (ghost text) on or off for everyone using this server: False "
+        "makes the server refuse completion requests and the frontend stop asking (a user can "
+        "also turn it off in JupyterLab's Inline Completer settings).",
+    )
+    # --- issue 24: usage and cost
+    prices = Dict(
+        value_trait=Dict(),
+        config=True,
+        help="Prices per model, in USD per million tokens, for showing what a chat answer, an "
+        'agent turn or a %%ai cell cost, e.g. {"gpt-4o-mini": {"input": 0.15, "output": '
+        "0.6}} (keys: the model name sent to the endpoint). Models without a price show "
+        "tokens only.",
+    )
+    show_usage = Bool(
+        False,
+        config=True,
+        help="%%ai: print the tokens the answer used (and its cost, where Chapyter.prices "
+        "has the model) under the progress line. The chat always shows them.",
+    )
+
+    # --- issue 24: many users
+    locked = List(
+        Unicode(),
+        config=True,
+        help="For administrators: settings that a user's own config cannot loosen, read only "
+        "from system-wide config files (JUPYTER_CONFIG_PATH, {sys.prefix}/etc/jupyter, "
+        "/etc/jupyter, {sys.prefix}/etc/ipython, /etc/ipython; never the user's ~/.jupyter or "
+        "~/.ipython). A user may still make agent_policy, run_policy or a cap stricter; any "
+        'other locked setting keeps the administrator\'s value. E.g. ["agent_policy"].',
+    )
+
     @validate("completion_model", "completion_max_tokens", "completion_context_chars")
     def _validate_completion(self, proposal: Any) -> Any:
         name, value = proposal["trait"].name, proposal["value"]
@@ -453,6 +498,7 @@ class Chapyter(Configurable):
         "agent_time_limit",
         "agent_result_chars",
         "rules_chars",
+        "prices",
         *_CHOICES,
     )
     def _validate_setting(self, proposal: Any) -> Any:
@@ -464,6 +510,52 @@ class Chapyter(Configurable):
         if name in _CHOICES:
             return value.lower()
         return _URL(value) if name == "base_url" else value
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._apply_admin_locks()
+
+    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
+        # Config files at start and %config later both come through here.
+        super()._load_config(cfg, section_names=section_names, traits=traits)
+        self._apply_admin_locks()
+
+    def _apply_admin_locks(self) -> None:
+        """Hold the administrator's locked settings (:mod:`chapyter_ext.admin`) against the
+        user's config and ``%config``: stricter values stay, looser ones are replaced (with a
+        warning naming the lock)."""
+        from .admin import admin_locks
+
+        locks = admin_locks()
+        log = getattr(self.parent, "log", None) or logging.getLogger("chapyter_ext")
+        wanted = sorted(locks.values)
+        if list(self.locked) != wanted:
+            self.locked = wanted  # a user's own `locked` means nothing
+        for name in wanted:
+            try:
+                current = getattr(self, name)
+                allowed = locks.allowed(name, current)
+                if allowed == current:
+                    continue
+                setattr(self, name, allowed)
+            except TraitError as err:  # a bad value in the administrator's file
+                log.warning("chapyter-ext: the locked %s cannot be applied: %s", name, err)
+                continue
+            log.warning(
+                "chapyter-ext: Chapyter.%s is locked by the administrator to %s; %r is used "
+                "instead of %r.",
+                name,
+                locks.describe(name),
+                allowed,
+                current,
+            )
+
+    def allowed(self, name: str, value: Any) -> Any:
+        """``value`` of setting ``name`` as the administrator's lock allows it (e.g. a policy
+        a request names); unchanged when ``name`` is not locked."""
+        from .admin import admin_locks
+
+        return admin_locks().allowed(name, value)
 
     def __repr__(self) -> str:
         # Secret values show as <redacted> (their own repr); a setting that cannot be read (a

@@ -295,6 +295,8 @@ def describe_endpoint(settings: Chapyter) -> list[str]:
         f"api key:  {key}",
         f"context:  {context}",
     ]
+    if s.locked:
+        lines.append(f"locked:   {', '.join(s.locked)} (by the administrator: Chapyter.locked)")
     if s.local_model and not s.base_url and not s.api_key:
         lines.append(
             "note:     no endpoint is configured: set OPENAI_API_KEY, or "

@@ -429,6 +429,11 @@ class AIMagics(Magics):
             f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
             f"in {completion.elapsed:.1f} s"
         )
+        if settings.show_usage and completion.usage is not None:
+            from .llm.usage import cost_of, usage_line
+
+            cost = cost_of(completion.usage, endpoint.model, settings.prices)
+            done += f", {usage_line(completion.usage, cost)}"
         if retry is not None:
             done = f"retry {retry.attempt} of {settings.fix_retries}: {done}"
         if caller.is_batch:

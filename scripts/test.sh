@@ -24,6 +24,8 @@ python -m pip install -q --upgrade pip
 # `npm install` (not `npm ci`) on purpose: the lockfile pins every version, but it lists only
 # this platform's optional native binaries (jest's resolver), which `npm ci` rejects.
 npm install --no-audit --no-fund --loglevel=error
+# configurable-http-proxy for the JupyterHub tests (tests/hub), pinned by its own lockfile.
+(cd tests/hub && npm ci --no-audit --no-fund --loglevel=error)
 python -m pip install -q -e ".[test]"
 # Third-party MCP servers the tests talk to, from committed pins: server-everything (npm,
 # package-lock.json) and mcp-server-sqlite, which needs the 1.x mcp SDK, in its own venv.

@@ -233,8 +233,8 @@ def test_429_exhausted(fake_openai: FakeOpenAIServer) -> None:
 
 def test_429_out_of_quota_is_not_retried(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.script(Reply(status=429, error_code="insufficient_quota", error="No quota."))
-    err = fails("rate_limit", complete, endpoint(fake_openai), USER)
-    assert "quota" in str(err)
+    err = fails("budget", complete, endpoint(fake_openai), USER)
+    assert "budget" in str(err) and "No quota" in str(err)
     assert len(fake_openai.requests) == 1
 
 

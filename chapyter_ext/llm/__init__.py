@@ -27,6 +27,7 @@ from .errors import (
     _check_request,
     _to_llm_error,
 )
+from .usage import Usage, cost_of, usage_line
 
 __all__ = [
     "ERROR_KINDS",
@@ -36,6 +37,7 @@ __all__ = [
     "StepDelta",
     "StepReply",
     "ToolCall",
+    "Usage",
     "aclose_clients",
     "alist_models",
     "astream",
@@ -44,7 +46,9 @@ __all__ = [
     "close_clients",
     "complete",
     "complete_step",
+    "cost_of",
     "list_models",
+    "usage_line",
 ]
 
 log = logging.getLogger(__name__)
@@ -80,6 +84,7 @@ def complete(
         attempts=reply.attempts,
         finish_reason=reply.finish_reason,
         elapsed=reply.elapsed,
+        usage=reply.usage,
     )
 
 
@@ -94,8 +99,16 @@ def list_models(endpoint: Endpoint) -> list[str]:
     return _with_retries(endpoint, attempt, what="models")[0]
 
 
-async def astream(endpoint: Endpoint, messages: list[dict]) -> AsyncGenerator[str, None]:
+async def astream(
+    endpoint: Endpoint,
+    messages: list[dict],
+    *,
+    on_usage: Callable[[Usage], None] | None = None,
+) -> AsyncGenerator[str, None]:
     """Stream a chat completion as text deltas (an async generator). Raises :class:`LLMError`.
+
+    ``on_usage`` gets the tokens the endpoint reported, once the stream has ended (never if it
+    reported none).
 
     Retries like :func:`complete` until the first delta is yielded. If the consumer stops early
     (``aclose()``, or its task is cancelled while waiting for a delta) the upstream HTTP response
@@ -107,6 +120,8 @@ async def astream(endpoint: Endpoint, messages: list[dict]) -> AsyncGenerator[st
         async for delta in steps:
             if delta.text:
                 yield delta.text
+            elif delta.done and delta.usage is not None and on_usage is not None:
+                on_usage(delta.usage)
     finally:
         # Closing the outer generator must close the inner one (and its HTTP response) now.
         await steps.aclose()

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from ..config import Chapyter
+    from .usage import Usage
 
 
 @dataclass(frozen=True, repr=False)
@@ -74,3 +75,5 @@ class Completion:
     attempts: int
     finish_reason: str | None
     elapsed: float
+    #: Tokens the endpoint reported (None if it reported none).
+    usage: Usage | None = None

@@ -27,6 +27,7 @@ ERROR_KINDS = frozenset(
         "not_found",
         "bad_request",
         "rate_limit",
+        "budget",
         "server",
         "connection",
         "timeout",
@@ -37,6 +38,19 @@ ERROR_KINDS = frozenset(
 )
 _RETRYABLE_KINDS = frozenset({"rate_limit", "server", "connection", "stream_cut"})
 _DETAIL_CHARS = 160
+# How gateways that issue per-user keys (LiteLLM proxy and the like) and OpenAI say that a
+# key's money, not its rate, is used up: waiting a minute does not help.
+_BUDGET_TYPES = frozenset({"budget_exceeded", "insufficient_quota"})
+# Their words when no type says it (a 400 about "budget_tokens" is not one of these).
+_BUDGET_WORDS = (
+    "budget has been exceeded",
+    "exceededbudget",
+    "over budget",
+    "insufficient_quota",
+    "exceeded your current quota",
+    "out of credits",
+)
+_BUDGET_STATUSES = frozenset({400, 402, 403, 429})
 
 
 class LLMError(Exception):
@@ -171,7 +185,13 @@ def _status_error(exc: Any, status: int, endpoint: Endpoint, *, tries: str, what
     host, model = endpoint.host, endpoint.model
     body = getattr(exc, "body", None)
     detail = _detail(body, endpoint)
-    code = body.get("code") if isinstance(body, dict) else None
+    if _is_budget_refusal(body, status):
+        return LLMError(
+            "budget",
+            f"Your budget at {host} is used up (HTTP {status}){detail or ': ' + _QUOTA}. "
+            "Ask your administrator to raise it, or wait until it resets.",
+            status=status,
+        )
     if status == 401:
         return LLMError(
             "auth",
@@ -195,18 +215,10 @@ def _status_error(exc: Any, status: int, endpoint: Endpoint, *, tries: str, what
             status=status,
         )
     if status == 429:
-        if code == "insufficient_quota":
-            err = LLMError(
-                "rate_limit",
-                f"The endpoint {host} says the account is out of quota (HTTP 429). "
-                "Check the plan and billing of this API key.",
-                status=status,
-            )
-            err._retryable = False
-            return err
+        # The detail names the limit a gateway enforces (e.g. LiteLLM's "max rpm: 10").
         return LLMError(
             "rate_limit",
-            f"The endpoint {host} is rate-limiting requests (HTTP 429){tries}. "
+            f"The endpoint {host} is rate-limiting requests (HTTP 429){tries}{detail}. "
             "Wait a minute and try again.",
             status=status,
         )
@@ -232,6 +244,23 @@ def _status_error(exc: Any, status: int, endpoint: Endpoint, *, tries: str, what
     return LLMError(
         "bad_response", f"The endpoint {host} answered with HTTP {status}.", status=status
     )
+
+
+_QUOTA = "the quota of this API key is used up"
+
+
+def _is_budget_refusal(body: Any, status: int) -> bool:
+    """A refusal because the key's budget or quota is spent (LiteLLM's ``budget_exceeded``,
+    OpenAI's ``insufficient_quota``, HTTP 402), as opposed to a rate limit."""
+    if status == 402:
+        return True
+    if status not in _BUDGET_STATUSES or not isinstance(body, dict):
+        return False
+    if body.get("type") in _BUDGET_TYPES or body.get("code") in _BUDGET_TYPES:
+        return True
+    message = body.get("message")
+    said = message.lower() if isinstance(message, str) else ""
+    return any(word in said for word in _BUDGET_WORDS)
 
 
 def _bad_response(endpoint: Endpoint, what: str) -> LLMError:

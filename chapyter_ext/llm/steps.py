@@ -28,6 +28,7 @@ from . import (
 )
 from .clients import _async_client, _sync_client
 from .errors import LLMError, _bad_response, _check_request, _empty_error
+from .usage import Usage, refuses_stream_options, stream_options
 
 if TYPE_CHECKING:
     from .endpoint import Endpoint
@@ -57,6 +58,8 @@ class StepDelta:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     model: str = ""
+    #: Tokens the endpoint reported for the reply (``done`` only; None if it reported none).
+    usage: Usage | None = None
 
 
 @dataclass
@@ -69,6 +72,8 @@ class StepReply:
     model: str = ""
     attempts: int = 1
     elapsed: float = 0.0
+    #: Tokens the endpoint reported (None if it reported none).
+    usage: Usage | None = None
 
 
 # -- public calls ------------------------------------------------------------------------------
@@ -91,14 +96,15 @@ async def astream_step(
         progress = _Progress()
         calls = _ToolCallParts()
         model = ""
+        usage: Usage | None = None
         stream = None
+        params = {**_step_params(endpoint, messages, tools), **stream_options(endpoint.base_url)}
         try:
-            stream = await client.chat.completions.create(
-                **_step_params(endpoint, messages, tools), stream=True
-            )
+            stream = await client.chat.completions.create(**params, stream=True)
             async for chunk in stream:
                 progress.chunks += 1
                 model = getattr(chunk, "model", None) or model
+                usage = Usage.from_api(getattr(chunk, "usage", None)) or usage
                 piece, finish_reason = _chunk_parts(chunk)
                 progress.finish_reason = finish_reason or progress.finish_reason
                 calls.add(chunk)
@@ -106,6 +112,9 @@ async def astream_step(
                     progress.text.append(piece)
                     yield StepDelta(text=piece)
         except Exception as exc:
+            if refuses_stream_options(exc, endpoint.base_url, params):
+                attempts -= 1  # not a failure of the endpoint: ask again, without the field
+                continue
             _raise_if_tools_rejected(exc, endpoint, tools)
             await asyncio.sleep(_wait_or_raise(exc, endpoint, attempts, progress, what="chat"))
             continue
@@ -125,6 +134,7 @@ async def astream_step(
         tool_calls=tool_calls,
         finish_reason=progress.finish_reason,
         model=model or endpoint.model,
+        usage=usage,
     )
 
 
@@ -147,19 +157,25 @@ def complete_step(
     _check_request(endpoint, messages)
     client = _sync_client(endpoint)
 
-    def attempt(progress: _Progress) -> tuple[str, list[ToolCall], str, str | None]:
-        try:
-            params = _step_params(endpoint, messages, tools, extra_body)
-            if stream:
-                return _stream_once(client, endpoint, params, on_token, progress)
-            return _create_once(client, endpoint, params, on_token, progress)
-        except _CallbackError:
-            raise
-        except Exception as exc:
-            _raise_if_tools_rejected(exc, endpoint, tools)
-            raise
+    def attempt(progress: _Progress) -> _Answer:
+        params = _step_params(endpoint, messages, tools, extra_body)
+        if stream:
+            params.update(stream_options(endpoint.base_url))
+        while True:
+            try:
+                if stream:
+                    return _stream_once(client, endpoint, params, on_token, progress)
+                return _create_once(client, endpoint, params, on_token, progress)
+            except _CallbackError:
+                raise
+            except Exception as exc:
+                if refuses_stream_options(exc, endpoint.base_url, params):
+                    params.pop("stream_options")  # ask again at once, without the field
+                    continue
+                _raise_if_tools_rejected(exc, endpoint, tools)
+                raise
 
-    (text, tool_calls, model, finish_reason), attempts = _with_retries(
+    (text, tool_calls, model, finish_reason, usage), attempts = _with_retries(
         endpoint, attempt, what="chat"
     )
     if not tool_calls and not text.strip():
@@ -171,10 +187,14 @@ def complete_step(
         model=model or endpoint.model,
         attempts=attempts,
         elapsed=time.monotonic() - started,
+        usage=usage,
     )
 
 
 # -- one attempt -------------------------------------------------------------------------------
+
+# (text, tool calls, model, finish_reason, usage) of one answered attempt.
+_Answer = tuple[str, list["ToolCall"], str, "str | None", "Usage | None"]
 
 
 def _step_params(
@@ -197,14 +217,16 @@ def _stream_once(
     params: dict,
     on_token: Callable[[str], None] | None,
     progress: _Progress,
-) -> tuple[str, list[ToolCall], str, str | None]:
+) -> _Answer:
     model = ""
+    usage: Usage | None = None
     calls = _ToolCallParts()
     stream = client.chat.completions.create(**params, stream=True)
     try:
         for chunk in stream:
             progress.chunks += 1
             model = getattr(chunk, "model", None) or model
+            usage = Usage.from_api(getattr(chunk, "usage", None)) or usage
             piece, finish_reason = _chunk_parts(chunk)
             progress.finish_reason = finish_reason or progress.finish_reason
             calls.add(chunk)
@@ -221,7 +243,8 @@ def _stream_once(
             stream.close()
     if not progress.chunks:
         raise _bad_response(endpoint, "an empty stream")
-    return "".join(progress.text), calls.assemble(endpoint), model, progress.finish_reason
+    text = "".join(progress.text)
+    return text, calls.assemble(endpoint), model, progress.finish_reason, usage
 
 
 def _create_once(
@@ -230,14 +253,15 @@ def _create_once(
     params: dict,
     on_token: Callable[[str], None] | None,
     progress: _Progress,
-) -> tuple[str, list[ToolCall], str, str | None]:
+) -> _Answer:
     response = client.chat.completions.create(**params)
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list):
         raise _bad_response(endpoint, "no choices")
     model = getattr(response, "model", "") or ""
+    usage = Usage.from_api(getattr(response, "usage", None))
     if not choices:
-        return "", [], model, None
+        return "", [], model, None, usage
     message = choices[0].message
     text = message.content or ""
     if not isinstance(text, str):
@@ -252,7 +276,7 @@ def _create_once(
             on_token(text)
         except Exception as exc:
             raise _CallbackError() from exc
-    return text, tool_calls, model, choices[0].finish_reason
+    return text, tool_calls, model, choices[0].finish_reason, usage
 
 
 # -- tool calls --------------------------------------------------------------------------------

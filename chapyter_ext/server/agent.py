@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from ..admin import admin_locks
 from ..agent.capabilities import Capabilities, capabilities
 from ..agent.loop import AgentLimits, AgentLoop, Finish, Halt, ToolStep
 from ..agent.results import StepResult, ToolOutput
@@ -74,6 +75,7 @@ class AgentTurn(StreamingTurn):
         self._answered: set[str] = set()
         self._steps_by_id: dict[str, ToolStep] = {}
         self._prose = ""  # of the model reply being streamed (what a stop keeps)
+        self.usage.model = setup.endpoint.model  # prices are per model sent
 
     # -- what the handlers call ------------------------------------------------------------
 
@@ -155,7 +157,8 @@ class AgentTurn(StreamingTurn):
         return tuple(record.as_dict() for record in self._loop.steps)
 
     def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> AgentDone:
-        return AgentDone(self.message_id, text, end.status, steps, end.halt)
+        usage = self.usage.as_dict()
+        return AgentDone(self.message_id, text, end.status, steps, end.halt, usage)
 
     def _release(self) -> None:
         self.service.release(self)
@@ -194,6 +197,7 @@ class AgentTurn(StreamingTurn):
             async for delta in stream:
                 if delta.done:
                     calls = list(delta.tool_calls)
+                    self.usage.add(delta.usage)
                     continue
                 text += delta.text
                 # In the fenced protocol the code block becomes a step, not prose: only the
@@ -344,6 +348,7 @@ class AgentService:
         self.redact = chat.redact
         self.log = chat.log
         self.history = chat.history
+        self.prices = chat.prices
         #: The installed tools (built-in and entry points) every turn offers.
         self.registry = registry if registry is not None else default_registry()
         #: More tools per turn (the MCP servers'), or None.
@@ -360,17 +365,23 @@ class AgentService:
         return AgentLimits.from_settings(self.settings)
 
     def public_info(self) -> dict[str, Any]:
-        """``GET config``'s ``agent``: the default policy and the caps."""
+        """``GET config``'s ``agent``: the default policy, the caps, the tools, and
+        ``policy_floor`` (the loosest policy the administrator allows) when ``agent_policy``
+        is locked."""
         limits = self.limits()
         tools = self.registry.public()
         extra = self.tool_source.public() if self.tool_source is not None else {}
-        return {
+        info: dict[str, Any] = {
             "policy": self.policy,
             "max_steps": limits.max_steps,
             "time_limit": limits.time_limit,
             "tools": [*tools, *extra.get("tools", [])],
             "mcp_servers": extra.get("servers", []),
         }
+        floor = admin_locks().values.get("agent_policy")
+        if floor is not None:
+            info["policy_floor"] = str(floor).lower()
+        return info
 
     def capabilities(self, name: str | None) -> tuple[bool, bool]:
         """Whether the endpoint behind ``name`` takes tools and images."""
@@ -381,7 +392,9 @@ class AgentService:
 
     async def start(self, request: AgentRequest) -> AgentTurn:
         """Save the user's message and start the turn; raises :class:`ChatError`."""
-        policy = request.policy or self.policy
+        asked = request.policy or self.policy
+        # The administrator's lock holds against what a browser asks for, too.
+        policy = self.settings.allowed("agent_policy", asked)
         limits = self.limits()
 
         def make(setup: TurnSetup) -> AgentTurn:
@@ -400,7 +413,14 @@ class AgentService:
                 registry=self.registry,
                 system_notes=setup.rules_prompt,
             )
-            return AgentTurn(self, setup, loop, policy=policy, capabilities=found)
+            turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found)
+            if policy != asked:
+                lock = (
+                    f"Your administrator requires approval policy "
+                    f"{admin_locks().describe('agent_policy')}: this turn uses {policy!r}."
+                )
+                turn.notice = f"{turn.notice} {lock}".strip()
+            return turn
 
         turn = await self.chat.open_turn(request.chat, make)
         self._turns[turn.message_id] = turn

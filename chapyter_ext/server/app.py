@@ -17,6 +17,7 @@ from ..llm import aclose_clients
 from ..mcp import McpServers
 from ..mcp.config import CALL_TIMEOUT, START_TIMEOUT
 from ..redact import Redactor
+from ..redact.logs import install_log_redaction
 from ..warmup import start_server_warm_up
 from .agent import AgentService
 from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
@@ -197,6 +198,10 @@ class ChapyterExtApp(ExtensionApp):
         secrets.discard("")
         # THE secret policy of this server: history, streamed events, error lines, logs.
         redactor = Redactor(secrets)
+        # Every log line of this server, whoever writes it (the gateway client logs the kernel
+        # environment at INFO): no key in it.
+        for logger in {self.log, getattr(self.serverapp, "log", self.log)}:
+            install_log_redaction(logger, secrets)
         store = ChatHistoryStore(
             os.path.expanduser(self.history_dir),
             max_messages=self.max_history_messages,
@@ -230,6 +235,7 @@ class ChapyterExtApp(ExtensionApp):
             prompt_style=shared.prompt_style,
             rules_root=getattr(self.serverapp, "root_dir", None) if shared.project_rules else None,
             rules_chars=shared.rules_chars,
+            prices=shared.prices,
         )
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
         agent = AgentService(chat, shared, tool_source=McpToolSource(mcp) if mcp else None)
@@ -245,6 +251,7 @@ class ChapyterExtApp(ExtensionApp):
             context_chars=shared.completion_context_chars,
             redactor=redactor,
             log=self.log,
+            enabled=shared.inline_completion,
         )
         # Names and hosts only: the URL may carry userinfo and the key must never be logged.
         self.log.info(

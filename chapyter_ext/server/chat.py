@@ -224,12 +224,13 @@ class ChatTurn(StreamingTurn):
         self._messages = messages
         self._tokens = TokenRedactor(service.redact)
         self._parts: list[str] = []
+        self.usage.model = endpoint.model  # prices are per model sent, not per entry name
 
     def _start_event(self) -> Start:
         return Start(self.chat_id, self.message_id, self.model_name)
 
     async def _produce(self) -> TurnEnd:
-        stream = astream(self._endpoint, self._messages)
+        stream = astream(self._endpoint, self._messages, on_usage=self.usage.add)
         try:
             async for delta in stream:
                 if delta:
@@ -281,8 +282,11 @@ class ChatService:
         prompt_style: str = "auto",
         rules_root: str | None = None,
         rules_chars: int = 4000,
+        prices: dict[str, Any] | None = None,
     ) -> None:
         self.registry = registry
+        #: The administrator's prices per model (``Chapyter.prices``), for each reply's cost.
+        self.prices = dict(prices or {})
         #: Where the search for project rules stops (the server's root directory); None: off.
         self.rules_root = rules_root
         self.rules_chars = int(rules_chars)

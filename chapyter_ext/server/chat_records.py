@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from ..llm.usage import clean_usage
+
 ROLES = ("user", "assistant")
 STATUSES = ("complete", "stopped", "error")
 MAX_NOTEBOOK_PATH = 4096
@@ -49,16 +51,21 @@ class ChatMessage:
     #: An agent turn's steps, in order: ``{step_id, tool, title, code, cell_id, outcome}`` (all
     #: strings; tool and title are "" in histories older than the tool registry).
     steps: tuple[dict[str, str], ...] = ()
+    #: What a reply used: token counts and ``cost`` (:func:`chapyter_ext.llm.usage.clean_usage`).
+    usage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (the shape the history endpoint returns).
 
-        ``steps`` appears only on agent turns, so plain chat messages keep their old shape.
+        ``steps`` appears only on agent turns and ``usage`` only on replies that reported it,
+        so other messages keep their old shape.
         """
         data: dict[str, Any] = asdict(self)
         data["steps"] = list(self.steps)
         if not self.steps:
             del data["steps"]
+        if self.usage is None:
+            del data["usage"]
         return data
 
     @classmethod
@@ -77,7 +84,9 @@ class ChatMessage:
             raise ValueError("a message has no id or an unknown role")
         if fields.setdefault("status", "complete") not in STATUSES:
             raise ValueError("a message has an unknown status")
-        return cls(**fields, steps=clean_steps(data.get("steps")))
+        return cls(
+            **fields, steps=clean_steps(data.get("steps")), usage=clean_usage(data.get("usage"))
+        )
 
 
 def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
@@ -124,6 +133,8 @@ class ChatView:
     notice: str = ""
     #: The notebook's stable id ("" until it has a history), for its metadata.
     notebook_id: str = ""
+    #: What every chat of the notebook used together (None: no reply reported usage).
+    usage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The view as the JSON body of ``GET chapyter-ext/history``."""
@@ -136,6 +147,8 @@ class ChatView:
         }
         if self.notice:
             data["notice"] = self.notice
+        if self.usage is not None:
+            data["usage"] = self.usage
         return data
 
 

@@ -362,8 +362,11 @@ class CompletionService:
         context_chars: int = 2000,
         redactor: Redactor | None = None,
         log: logging.Logger | None = None,
+        enabled: bool = True,
     ) -> None:
         self.registry = registry
+        #: ``Chapyter.inline_completion``: False refuses every request (HTTP 403, "disabled").
+        self.enabled = bool(enabled)
         self.model = model
         self.fim = dict(fim or {})
         self.max_tokens = max(1, int(max_tokens))

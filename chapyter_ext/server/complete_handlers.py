@@ -60,6 +60,12 @@ class CompleteHandler(ChapyterHandler):
     async def post(self) -> None:
         """Events ``token``... then ``done`` or ``error`` (a failure of the model is an event,
         not an HTTP error, so the browser reads every outcome the same way)."""
+        if not self.completions.enabled:
+            # The administrator turned it off: the browser stops asking (kind "disabled").
+            self.set_status(403)
+            message = "Inline completion is turned off on this server (Chapyter.inline_completion)."
+            self.finish(json.dumps({"error": {"kind": "disabled", "message": message}}))
+            return
         try:
             request = CompletionRequest.parse(self.json_body())
         except CompletionError as err:

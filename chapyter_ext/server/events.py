@@ -2,9 +2,11 @@
 
 Events, in order: ``start`` (``chat_id``, ``message_id``, ``model``), optionally ``notice``
 (``message``: something the user should know, e.g. that part of the history was damaged), any
-number of ``token`` (``text``), then ``done`` (``message_id``, ``text``, ``status``) or ``error``
-(``kind``, ``message``). A comment line (``: keepalive``) keeps idle proxies from closing the
-connection while the model thinks.
+number of ``token`` (``text``), then ``done`` (``message_id``, ``text``, ``status``, and ``usage``
+when the endpoint reported it: ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, and
+``cost`` where the administrator priced the model) or ``error`` (``kind``, ``message``). A
+comment line (``: keepalive``) keeps idle proxies from closing the connection while the model
+thinks.
 
 An agent turn (``POST chapyter-ext/agent``, :mod:`.agent`) uses the same stream: ``start`` also
 carries ``policy``, ``tools`` and ``images``; each step is a ``step`` (``step_id``, ``kind``:
@@ -64,6 +66,8 @@ class Done:
     message_id: str
     text: str
     status: str
+    #: Tokens (and cost) of the reply (:meth:`~chapyter_ext.llm.usage.UsageMeter.as_dict`).
+    usage: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,8 @@ class AgentDone:
     status: str
     steps: tuple[dict[str, Any], ...] = field(default=())
     halt: str = ""
+    #: Tokens (and cost) of every model call of the turn together.
+    usage: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -253,7 +253,7 @@ class ConfigHandler(ChapyterHandler):
     @tornado.web.authenticated
     def get(self) -> None:
         """``{"models": [{"name", "model", "host", "tools", "images"}], "default", "version",
-        "context_budget", "agent": {"policy", "max_steps", "time_limit"}}``.
+        "context_budget", "agent": {"policy", "max_steps", "time_limit"}, "inline_completion"}``.
 
         ``context_budget`` (``Chapyter.context_budget``) is also what the browser asks the
         kernel's ``describe_variables`` for: there is one budget for the whole context.
@@ -278,6 +278,7 @@ class ConfigHandler(ChapyterHandler):
                 "agent": self.app.agent.public_info(),
                 # Issue 23: whether saving a notebook stores its chats in it (the panel says so).
                 "save_chat_in_notebook": self.app.save_chat_in_notebook,
+                "inline_completion": self.app.completions.enabled,
             }
         )
 

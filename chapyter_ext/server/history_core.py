@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import is_notebook_id
+from ..llm.usage import sum_usage
 from ..redact import Redactor
 from .chat_records import ChatMessage, ChatView, new_id, normalize_notebook_path, utc_now
 from .history_files import OwnerFiles, empty_owner
@@ -178,4 +179,5 @@ class HistoryCore:
             chats=tuple(chats),
             notice=notice,
             notebook_id=data["notebook_id"] if data else "",
+            usage=sum_usage(m.get("usage") for c in chats.values() for m in c.get("messages", [])),
         )

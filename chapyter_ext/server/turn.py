@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from ..llm import LLMError
+from ..llm.usage import UsageMeter
 from ..redact import Redactor, one_line, redact_traceback
 from .events import ChatEvent, Done, Error, Heartbeat, Notice, is_last
 from .history import ChatMessage, HistoryError, new_id, repair_text, utc_now
@@ -29,6 +30,8 @@ class TurnHost(Protocol):
     redact: Redactor
     log: Any
     history: Any
+    #: The administrator's prices per model (``Chapyter.prices``).
+    prices: dict[str, Any]
 
 
 @dataclass
@@ -56,6 +59,9 @@ class StreamingTurn:
         self.message_id = new_id()
         #: Told to the user right after ``start`` (e.g. that part of the history was damaged).
         self.notice = ""
+        #: The tokens (and cost) of every model call of the turn; a subclass names the model
+        #: sent (prices are per model).
+        self.usage = UsageMeter(host.prices, model_name)
         self._queue: asyncio.Queue[ChatEvent] = asyncio.Queue()
         self._stop_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
@@ -89,7 +95,7 @@ class StreamingTurn:
 
     def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> ChatEvent:
         """The last event of a turn that did not fail."""
-        return Done(self.message_id, text, end.status)
+        return Done(self.message_id, text, end.status, self.usage.as_dict())
 
     def _release(self) -> None:
         """Free the turn's slot."""
@@ -163,6 +169,7 @@ class StreamingTurn:
             status=end.status,
             error=end.error["message"] if end.error else "",
             steps=steps,
+            usage=self.usage.as_dict(),
         )
         history = host.history
         try:

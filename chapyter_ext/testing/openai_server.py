@@ -15,6 +15,10 @@ message, else the next scripted reply, else ``default_reply``. ``/_control/*`` e
 same from another process (``python -m chapyter_ext.testing.openai_server``).
 ``POST /v1/completions`` (fill-in-the-middle: ``prompt`` and ``suffix``) is answered from the same
 script, routes matching its prompt and suffix, streamed as ``text_completion`` chunks.
+Answers report ``usage`` (scripted with ``Reply(usage=...)``, else estimated), in streams only
+when asked (``stream_options``), as OpenAI does; ``refuse_stream_options`` (or
+``POST /_control/stream_options``) plays a server that rejects that field, and
+``Reply.budget_exceeded()`` a LiteLLM proxy whose key has spent its budget.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from .replies import (
     fim_text,
     last_user_text,
     tool_calls_json,
+    usage_json,
 )
 
 __all__ = ["DEFAULT_CONTENT", "FakeOpenAIServer", "RecordedRequest", "Reply", "main"]
@@ -58,6 +63,8 @@ class FakeOpenAIServer:
         self._requested_port = port
         self.models = tuple(models)
         self.default_reply: Reply = Reply(content=DEFAULT_CONTENT)
+        #: Answer 400 to a request carrying ``stream_options``, as some servers do.
+        self.refuse_stream_options = False
         self._lock = threading.Lock()
         self._queue: deque[Reply] = deque()
         self._routes: list[tuple[str, Reply]] = []
@@ -161,6 +168,7 @@ class FakeOpenAIServer:
             self._requests.clear()
             self._disconnects = 0
             self.default_reply = Reply(content=DEFAULT_CONTENT)
+            self.refuse_stream_options = False
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -238,6 +246,11 @@ class FakeOpenAIServer:
     def _chat(
         self, handler: _Handler, record: RecordedRequest, *, text_completion: bool = False
     ) -> None:
+        asks_usage = isinstance(record.body, dict) and "stream_options" in record.body
+        if asks_usage and self.refuse_stream_options:  # refused before a reply is chosen
+            message = "Unrecognized request argument supplied: stream_options"
+            handler.respond_json(400, _error_json(400, message))
+            return
         reply, source = self._choose(record.body, text_completion=text_completion)
         record.reply, record.source = reply, source
         rejected = reply.reject_tools and isinstance(record.body, dict) and record.body.get("tools")
@@ -259,7 +272,9 @@ class FakeOpenAIServer:
                 handler.respond(reply.status, reply.raw_body.encode(), headers=reply.headers)
             elif reply.status != 200:
                 message = reply.error or f"Fake error {reply.status}."
-                data = _error_json(reply.status, message, code=reply.error_code)
+                data = _error_json(
+                    reply.status, message, code=reply.error_code, kind=reply.error_type
+                )
                 handler.respond_json(reply.status, data, headers=reply.headers)
             elif stream:
                 self._stream(handler, record, reply, text_completion=text_completion)
@@ -341,7 +356,21 @@ class FakeOpenAIServer:
             handler.close_connection = True
             return
         finish = "tool_calls" if reply.tool_calls else "stop"
-        handler.send_all(event({}, finish) + _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+        end = event({}, finish)
+        options = record.body.get("stream_options") if isinstance(record.body, dict) else None
+        if isinstance(options, dict) and options.get("include_usage"):
+            # OpenAI's last chunk: no choices, the usage of the whole answer.
+            prompt_chars = sum(len(str(m.get("content", ""))) for m in record.messages)
+            last = {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [],
+                "usage": usage_json(reply, prompt_chars),
+            }
+            end += _http_chunk(f"data: {json.dumps(last)}\n\n".encode())
+        handler.send_all(end + _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
 
     def _stream_deltas(self, reply: Reply) -> list[dict[str, Any]]:
         """The ``delta`` of each SSE chunk: the content in pieces, then each tool call as OpenAI
@@ -390,11 +419,7 @@ class FakeOpenAIServer:
                     "logprobs": None,
                 }
             ],
-            "usage": {  # a rough 4-characters-per-token estimate, enough for display code
-                "prompt_tokens": prompt_chars // 4,
-                "completion_tokens": len(reply.content) // 4,
-                "total_tokens": (prompt_chars + len(reply.content)) // 4,
-            },
+            "usage": usage_json(reply, prompt_chars),
         }
 
     def _text_completion_json(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
@@ -439,6 +464,11 @@ class FakeOpenAIServer:
                 if not isinstance(body, dict) or "reply" not in body:
                     raise ValueError('expected {"reply": {...}}')
                 self.default_reply = Reply.coerce(body["reply"])
+                handler.respond_json(200, {"ok": True})
+            elif handler.command == "POST" and path == "/_control/stream_options":
+                if not isinstance(body, dict) or not isinstance(body.get("refuse"), bool):
+                    raise ValueError('expected {"refuse": true | false}')
+                self.refuse_stream_options = body["refuse"]
                 handler.respond_json(200, {"ok": True})
             elif handler.command == "POST" and path == "/_control/reset":
                 self.clear()

@@ -52,6 +52,13 @@ class Reply:
     #: function calling do; a request without them gets the reply as usual (a scripted reply
     #: stays queued until then).
     reject_tools: bool = False
+    #: ``error.type`` of the error JSON (e.g. LiteLLM's ``budget_exceeded``); derived from
+    #: status if None.
+    error_type: str | None = None
+    #: The ``usage`` reported (``prompt_tokens``, ``completion_tokens``); None: an estimate of
+    #: four characters per token. Streams report it only when the request asks
+    #: (``stream_options.include_usage``), in a last chunk without choices, as OpenAI does.
+    usage: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         for call in self.tool_calls or []:
@@ -62,6 +69,16 @@ class Reply:
             unknown = sorted(set(call) - {"name", "arguments", "id"})
             if unknown:
                 raise ValueError(f"unknown tool call fields: {', '.join(unknown)}")
+
+    @classmethod
+    def budget_exceeded(cls, spent: float = 10.0124, limit: float = 10.0) -> Reply:
+        """The refusal of a LiteLLM proxy whose key has spent its ``max_budget``."""
+        return cls(
+            status=400,
+            error=f"Budget has been exceeded! Current cost: {spent}, Max budget: {limit}",
+            error_type="budget_exceeded",
+            error_code="400",
+        )
 
     @classmethod
     def coerce(cls, value: Reply | str | dict[str, Any]) -> Reply:
@@ -165,12 +182,28 @@ def tool_calls_json(reply: Reply, first_id: int) -> list[dict[str, Any]]:
     return calls
 
 
-def _error_json(status: int, message: str, *, code: str | None = None) -> dict[str, Any]:
-    kind, default_code = _ERROR_TYPES.get(status, ("server_error" if status >= 500 else "", None))
+def usage_json(reply: Reply, prompt_chars: int) -> dict[str, int]:
+    """The ``usage`` object of a reply: scripted, or four characters per token."""
+    given = reply.usage or {}
+    prompt = given.get("prompt_tokens", prompt_chars // 4)
+    completion = given.get("completion_tokens", len(reply.content) // 4)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": given.get("total_tokens", prompt + completion),
+    }
+
+
+def _error_json(
+    status: int, message: str, *, code: str | None = None, kind: str | None = None
+) -> dict[str, Any]:
+    default_kind, default_code = _ERROR_TYPES.get(
+        status, ("server_error" if status >= 500 else "", None)
+    )
     return {
         "error": {
             "message": message,
-            "type": kind or "invalid_request_error",
+            "type": kind or default_kind or "invalid_request_error",
             "param": None,
             "code": code or default_code,
         }

@@ -100,6 +100,7 @@ async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
             "mcp_servers": [],
         },
         "save_chat_in_notebook": False,
+        "inline_completion": True,
     }
     assert [t["name"] for t in data["agent"]["tools"]] == [
         "run_code",

@@ -42,7 +42,9 @@ async def test_streams_tokens_in_order(post_chat, fake, secrets):
     start, done = reader.first("start"), reader.first("done")
     assert start["model"] == "fake-model"
     assert start["chat_id"] and start["message_id"]
+    usage = done.pop("usage")  # what the endpoint reported, asked for with stream_options
     assert done == {"message_id": start["message_id"], "text": ANSWER, "status": "complete"}
+    assert usage["completion_tokens"] == len(ANSWER) // 4 and "cost" not in usage
 
     sent = fake.requests[-1]
     body = json.dumps(sent.body)

@@ -41,6 +41,12 @@ export interface IReply {
   chunk_delay?: number;
   delay?: number;
   headers?: { [name: string]: string };
+  /** `error.type` of an error body (e.g. LiteLLM's `budget_exceeded`). */
+  error_type?: string;
+  /** `error.code` of an error body. */
+  error_code?: string;
+  /** The `usage` the reply reports (streams: when the request asks for it). */
+  usage?: { prompt_tokens: number; completion_tokens: number };
   /** Function calls the reply makes (served as OpenAI `tool_calls`). */
   tool_calls?: {
     name: string;

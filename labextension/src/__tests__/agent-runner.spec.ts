@@ -485,6 +485,21 @@ describe('AgentController', () => {
     };
   }
 
+  it("never uses a policy looser than the administrator's lock", () => {
+    const agent = new AgentController({
+      client: new FakeClient(),
+      notebook: () => null
+    });
+    agent.setServerPolicy('risky', 'risky');
+    expect(agent.policyFloor).toBe('risky');
+    agent.policy = 'never';
+    expect(agent.policy).toBe('risky');
+    agent.policy = 'ask';
+    expect(agent.policy).toBe('ask');
+    agent.setServerPolicy('ask', 'nonsense');
+    expect(agent.policyFloor).toBeNull();
+  });
+
   it('sends the policy, runs the turn and keeps it per reply', async () => {
     const notebook = new FakeNotebook();
     const client = new FakeClient();

@@ -150,6 +150,31 @@ describe('ChapyterInlineProvider', () => {
   const context = (kind: InlineCompletionTriggerKind) =>
     ({ widget: {}, triggerKind: kind }) as any;
 
+  it('stops asking once the server says the administrator turned it off', async () => {
+    let asked = 0;
+    const failures = new FailureTracker(() => undefined);
+    const provider = new ChapyterInlineProvider(
+      source,
+      failures,
+      async function* () {
+        asked += 1;
+        yield {
+          type: 'error' as const,
+          kind: 'disabled',
+          message: 'Inline completion is turned off on this server.'
+        };
+      }
+    );
+    await provider.fetch({ text: 'x', offset: 1 }, context(AUTOMATIC));
+    expect(failures.disabled).toBe(true);
+    const list = await provider.fetch(
+      { text: 'xy', offset: 2 },
+      context(AUTOMATIC)
+    );
+    expect(list.items).toHaveLength(0);
+    expect(asked).toBe(1);
+  });
+
   it('streams the suggestion: first piece from fetch, the rest from stream', async () => {
     const seen: { body?: ICompletionBody } = {};
     const failures = new FailureTracker(() => undefined);

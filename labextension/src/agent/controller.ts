@@ -14,7 +14,8 @@ import {
   Decision,
   IAgentClient,
   INotebookDriver,
-  isAgentPolicy
+  isAgentPolicy,
+  looserThan
 } from './tokens';
 
 /** Options of {@link AgentController}. */
@@ -48,9 +49,19 @@ export class AgentController implements IChatTurnHook {
     }
   }
 
-  /** The policy turns use: the chosen one, else the server's default, else "ask". */
+  /**
+   * The policy turns use: the chosen one, else the server's default, else "ask"; never
+   * looser than the administrator's lock.
+   */
   get policy(): AgentPolicy {
-    return this._policy ?? this._serverPolicy ?? 'ask';
+    const chosen = this._policy ?? this._serverPolicy ?? 'ask';
+    const floor = this._floor;
+    return floor && looserThan(chosen, floor) ? floor : chosen;
+  }
+
+  /** The loosest policy the administrator allows (`GET config`'s `agent.policy_floor`). */
+  get policyFloor(): AgentPolicy | null {
+    return this._floor;
   }
   set policy(value: AgentPolicy) {
     if (value !== this._policy) {
@@ -73,11 +84,16 @@ export class AgentController implements IChatTurnHook {
     }
   }
 
-  /** The server's default policy (`GET config`'s `agent.policy`). */
-  setServerPolicy(value: unknown): void {
+  /**
+   * The server's default policy (`GET config`'s `agent.policy`) and the administrator's
+   * lock (`agent.policy_floor`), if any.
+   */
+  setServerPolicy(value: unknown, floor?: unknown): void {
     const next = isAgentPolicy(value) ? value : null;
-    if (next !== this._serverPolicy) {
+    const nextFloor = isAgentPolicy(floor) ? floor : null;
+    if (next !== this._serverPolicy || nextFloor !== this._floor) {
       this._serverPolicy = next;
+      this._floor = nextFloor;
       this._changed.emit();
     }
   }
@@ -184,6 +200,7 @@ export class AgentController implements IChatTurnHook {
   };
   private _enabled = false;
   private _policy: AgentPolicy | null = null;
+  private _floor: AgentPolicy | null = null;
   private _serverPolicy: AgentPolicy | null = null;
   private _turns = new WeakMap<IChatMessage, AgentTurn>();
   private _undone = new WeakSet<IChatMessage>();

@@ -5,7 +5,12 @@
 
 import { element } from '../chat/dom';
 import { AgentController } from './controller';
-import { AGENT_POLICIES, AgentPolicy, isAgentPolicy } from './tokens';
+import {
+  AGENT_POLICIES,
+  AgentPolicy,
+  isAgentPolicy,
+  looserThan
+} from './tokens';
 
 /** The controls' node and how to redraw them. */
 export interface IAgentControls {
@@ -55,6 +60,15 @@ export function agentControls(agent: AgentController): IAgentControls {
     update(hasNotebook: boolean) {
       toggle.checked = agent.enabled;
       toggle.disabled = !hasNotebook;
+      const floor = agent.policyFloor;
+      for (const option of Array.from(select.options)) {
+        const locked =
+          !!floor &&
+          isAgentPolicy(option.value) &&
+          looserThan(option.value, floor);
+        option.disabled = locked;
+        option.title = locked ? 'Not allowed by your administrator' : '';
+      }
       select.value = agent.policy;
       select.hidden = !agent.enabled;
       node.classList.toggle('jp-mod-active', agent.enabled);

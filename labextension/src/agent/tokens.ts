@@ -23,6 +23,12 @@ export function isAgentPolicy(value: unknown): value is AgentPolicy {
   return AGENT_POLICIES.some(p => p.value === value);
 }
 
+/** Whether `policy` asks less than `floor` (the list runs from strictest to loosest). */
+export function looserThan(policy: AgentPolicy, floor: AgentPolicy): boolean {
+  const rank = (p: AgentPolicy) => AGENT_POLICIES.findIndex(q => q.value === p);
+  return rank(policy) > rank(floor);
+}
+
 /** The body of `POST chapyter-ext/agent`: a chat request and the approval policy. */
 export interface IAgentRequest extends IChatRequest {
   /** The approval policy of this turn. */

@@ -5,6 +5,7 @@
  */
 
 import { IServerSentEvent, readEvents } from './sse';
+import { IUsage, parseUsage } from './usage';
 
 /** The reply began: the ids needed to stop it and to continue the chat. */
 export interface IStartEvent {
@@ -54,6 +55,8 @@ export interface IDoneEvent {
   steps?: IStepRecord[];
   /** Agent turns only: the one line saying which cap stopped the turn, or "". */
   halt?: string;
+  /** The tokens (and cost) the reply used, when the endpoint reported them. */
+  usage?: IUsage;
 }
 
 /**
@@ -294,6 +297,10 @@ export function decodeEvent(event: IServerSentEvent): ChatEvent | null {
       }
       if (typeof d.halt === 'string') {
         done.halt = d.halt;
+      }
+      const usage = parseUsage(d.usage);
+      if (usage) {
+        done.usage = usage;
       }
       return done;
     }

@@ -12,6 +12,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { applyView, ChatState, IThread, loadThread } from './thread';
+import { IUsage } from './usage';
 import { NotebookThreads } from './threads';
 import {
   IChatClient,
@@ -51,6 +52,11 @@ export class ChatHistoryModel {
   /** The current notebook's messages, oldest first. */
   get messages(): readonly IChatMessage[] {
     return this._current()?.messages ?? [];
+  }
+
+  /** What every chat of the current notebook used, when any answer reported it. */
+  get usage(): IUsage | null {
+    return this._current()?.usage ?? null;
   }
 
   /** What the current notebook's chat is doing. */

@@ -10,6 +10,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { StepsView } from '../agent/steps';
 import { applyOffer } from '../fix/chatApply';
 import { CodeActions } from './actions';
+import { usageText } from './usage';
 import { AnswerView } from './answer';
 import { ICodeBlockHandlers } from './codeBlocks';
 import { element } from './dom';
@@ -191,6 +192,15 @@ export class MessageView {
           'jp-Chapyter-chatMessageError',
           { title: message.error ?? '' },
           note
+        )
+      );
+    } else if (message.usage) {
+      this._footer.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-chatMessageUsage',
+          {},
+          usageText(message.usage)
         )
       );
     }

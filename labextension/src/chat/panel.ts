@@ -14,6 +14,7 @@ import { AgentController } from '../agent/controller';
 import { agentControls, IAgentControls, policyLabel } from '../agent/controls';
 import { StepsView } from '../agent/steps';
 import { CodeActions } from './actions';
+import { usageText } from './usage';
 import { button, element } from './dom';
 import { MessageView } from './messageView';
 import { ChatModel } from './model';
@@ -89,6 +90,12 @@ export class ChatPanel extends Widget {
       'New chat: start over for this notebook (earlier chats are kept)'
     );
     this._newChat.addEventListener('click', () => void this._startNewChat());
+    // What this notebook's chats used (tokens, and cost where the admin set prices).
+    this._usage = element('span', 'jp-Chapyter-chatUsage', {
+      role: 'status',
+      'aria-label': "This notebook's usage"
+    });
+    this._usage.hidden = true;
     // Issue 23: where this chat goes with the notebook, and its export.
     this._saved = element(
       'span',
@@ -222,7 +229,7 @@ export class ChatPanel extends Widget {
       this.agent.changed.connect(this._onAgentChanged, this);
     }
     footer.append(inputRow, hint);
-    this.node.append(header, this._messages, footer);
+    this.node.append(header, this._usage, this._messages, footer);
 
     this.model.changed.connect(this._onChanged, this);
     this.model.messageChanged.connect(this._onMessageChanged, this);
@@ -351,6 +358,7 @@ export class ChatPanel extends Widget {
   private _onChanged(): void {
     const model = this.model;
     this._drawModels();
+    this._drawUsage();
     this._newChat.disabled = !model.notebook || model.state !== 'idle';
     this._export.disabled =
       !model.chatId || !model.messages.length || model.state !== 'idle';
@@ -434,6 +442,15 @@ export class ChatPanel extends Widget {
     }
     this._modelSelect.value = this.model.selectedModel ?? '';
     this._modelSelect.disabled = models.length === 0;
+  }
+
+  private _drawUsage(): void {
+    const usage = this.model.usage;
+    this._usage.hidden = !usage;
+    this._usage.textContent = usage ? `This notebook: ${usageText(usage)}` : '';
+    this._usage.title = usage
+      ? `What this notebook's chats used so far: ${usageText(usage)}`
+      : '';
   }
 
   private _drawMessages(): void {
@@ -564,6 +581,7 @@ export class ChatPanel extends Widget {
   private _export: HTMLButtonElement;
   private _saved: HTMLElement;
   private _messages: HTMLElement;
+  private _usage: HTMLElement;
   private _empty: HTMLElement;
   private _error: HTMLElement;
   private _errorText: HTMLElement;

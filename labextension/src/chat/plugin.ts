@@ -109,7 +109,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     void client
       .config()
       .then(config => {
-        agent.setServerPolicy(config.agent?.policy);
+        agent.setServerPolicy(config.agent?.policy, config.agent?.policy_floor);
         agent.setServerTools(config.agent?.tools, config.agent?.mcp_servers);
       })
       .catch(() => undefined);

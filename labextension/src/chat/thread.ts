@@ -5,6 +5,7 @@
 
 import { ChatEvent, BAD_RESPONSE, stepRecords } from './events';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
+import { addUsage, IUsage, parseUsage } from './usage';
 
 /** What a thread is doing. */
 export type ChatState = 'idle' | 'loading' | 'streaming';
@@ -35,6 +36,8 @@ export interface IThread {
   loads: number;
   /** The notebook was renamed or moved while a reply streamed: read the history once it ends. */
   moved: boolean;
+  /** What every chat of the notebook used (from the history, plus the replies since). */
+  usage: IUsage | null;
 }
 
 /** A fresh, idle thread for a notebook. */
@@ -51,7 +54,8 @@ export function newThread(notebook: string): IThread {
     stopping: false,
     stopTimer: null,
     loads: 0,
-    moved: false
+    moved: false,
+    usage: null
   };
 }
 
@@ -79,6 +83,10 @@ export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
   }
   if (typeof data.halt === 'string' && data.halt) {
     message.halt = data.halt;
+  }
+  const usage = parseUsage(data.usage);
+  if (usage) {
+    message.usage = usage;
   }
   return message;
 }
@@ -143,6 +151,10 @@ export function applyEvent(
       }
       if (event.messageId) {
         reply.id = event.messageId;
+      }
+      if (event.usage) {
+        reply.usage = event.usage;
+        thread.usage = addUsage(thread.usage, event.usage);
       }
       return { do: 'end', status: event.status };
     case 'error': {
@@ -216,6 +228,7 @@ export function mergeMessages(
 export function applyView(thread: IThread, view: IHistoryView | null): void {
   thread.chatId = view?.chat_id ?? null;
   thread.messages = mergeMessages(thread.messages, view?.messages ?? []);
+  thread.usage = parseUsage(view?.usage) ?? null;
   if (view?.notice) {
     thread.notice = view.notice;
   }

@@ -3,6 +3,7 @@
  * this without pulling in any JupyterLab runtime code.
  */
 
+import { IUsage } from './usage';
 import type { INotebookSnapshot } from './context';
 import type { ChatEvent, IStepRecord } from './events';
 
@@ -67,9 +68,13 @@ export interface IChatConfig {
     tools?: { name: string; label: string; server?: string }[];
     /** The configured MCP servers (never a command, URL or key). */
     mcp_servers?: { name: string; running?: boolean }[];
+    /** The loosest policy the administrator allows (Chapyter.locked), if locked. */
+    policy_floor?: string;
   };
   /** Whether saving a notebook stores its chats in its metadata (`Chapyter.save_chat_in_notebook`). */
   save_chat_in_notebook?: boolean;
+  /** Whether inline completion is on for this server (Chapyter.inline_completion). */
+  inline_completion?: boolean;
 }
 
 /** Where a message stands. */
@@ -95,6 +100,8 @@ export interface IChatMessage {
   steps?: IStepRecord[];
   /** Agent turns: the one line saying which cap stopped the turn. */
   halt?: string;
+  /** Answers: the tokens (and cost) it used, when the endpoint reported them. */
+  usage?: IUsage;
 }
 
 /** The body of `GET chapyter-ext/history` (and of the other history calls). */
@@ -111,6 +118,8 @@ export interface IHistoryView {
   notebook_id?: string;
   /** Something to tell the user once, e.g. that part of the history was damaged. */
   notice?: string;
+  /** What every chat of the notebook used together. */
+  usage?: unknown;
 }
 
 /** The body of `GET chapyter-ext/history/export`: one chat as Markdown. */

@@ -184,6 +184,9 @@ export interface ICompletionStatus {
   message: string;
 }
 
+/** The error kind of a server whose administrator turned inline completion off. */
+export const DISABLED = 'disabled';
+
 /**
  * Failures of inline completion: silent in the editor, logged once per streak of one kind,
  * and a status that says so until a request succeeds.
@@ -201,6 +204,11 @@ export class FailureTracker {
   /** The current status. */
   get status(): ICompletionStatus {
     return { failing: this._kind !== null, message: this._message };
+  }
+
+  /** Whether the server said inline completion is turned off (kind "disabled"): stop asking. */
+  get disabled(): boolean {
+    return this._kind === DISABLED;
   }
 
   /** A request failed; logged only when the kind differs from the last failure's. */

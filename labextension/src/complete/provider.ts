@@ -113,7 +113,7 @@ export class ChapyterInlineProvider implements IInlineCompletionProvider {
     context: IInlineCompletionContext
   ): Promise<IInlineCompletionList<IInlineCompletionItem>> {
     const automatic = (context.triggerKind as number) === AUTOMATIC;
-    if (!shouldRequest(automatic, this._mode)) {
+    if (this.failures.disabled || !shouldRequest(automatic, this._mode)) {
       return { items: [] };
     }
     const parts = await this._source.parts(context.widget, request);
