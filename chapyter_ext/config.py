@@ -196,7 +196,7 @@ def check_setting(name: str, value: Any) -> str | None:
                     )
     elif name == "local_model_path" and "\0" in value:
         return "must be a file path (it holds a NUL character)"
-    elif name == "agent_max_steps":
+    elif name in ("agent_max_steps", "agent_local_max_steps"):
         if not _number(value) or not float(value).is_integer() or not 1 <= value <= 100:
             return f"must be a whole number from 1 to 100, not {value!r}"
     elif name == "fix_retries":
@@ -302,6 +302,13 @@ class Chapyter(Configurable):
         config=True,
         help="Agent mode: most steps (code runs and reads) the model may take in one turn; "
         "then the turn stops, saying so.",
+    )
+    agent_local_max_steps = Int(
+        3,
+        config=True,
+        help="Agent mode with the bundled local model (the small prompt profile): most steps in "
+        "one turn (and never more than agent_max_steps). It manages one or two simple steps; "
+        "past that it repeats itself.",
     )
     agent_time_limit = Float(
         300.0,
@@ -495,6 +502,7 @@ class Chapyter(Configurable):
         "local_model_path",
         "fix_retries",
         "agent_max_steps",
+        "agent_local_max_steps",
         "agent_time_limit",
         "agent_result_chars",
         "rules_chars",

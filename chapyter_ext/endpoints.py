@@ -283,7 +283,10 @@ def describe_endpoint(settings: Chapyter) -> list[str]:
             f"context:  {context}",
             f"note:     {NOTICE}",
             *(
-                ["review:   its code is inserted below, not run (Chapyter.local_review)"]
+                [
+                    "review:   its code waits below for your review, not run "
+                    "(setting: Local review, Chapyter.local_review)"
+                ]
                 if s.local_review
                 else []
             ),

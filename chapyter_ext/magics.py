@@ -129,21 +129,22 @@ def _error_output(shell, exc: BaseException) -> dict:
 
 
 #: Why a generated cell waits below instead of running (the %%ai progress line says it).
-REVIEW_NOTE = "run it once it looks right (Chapyter.local_review)."
+REVIEW_NOTE = "it waits for your review (setting: Local review); run it once it looks right."
 #: The setting that held code back, named after the reason.
-HOLD_NOTE = "setting: Chapyter.run_policy; run it yourself once you have read it"
+HOLD_NOTE = "setting: Run policy; run it yourself once you have read it"
 
 
 def review_first(settings: Chapyter, args) -> bool:
     """Whether ``%%ai``'s code waits for the user's review instead of running: the bundled
-    local model answers (nothing configured) and ``Chapyter.local_review`` is on; an explicit
-    ``--run`` still runs it."""
+    local model answers (nothing configured) and ``Chapyter.local_review`` is on
+    (:func:`chapyter_ext.guards.review_first`); an explicit ``--run`` still runs it."""
+    from .guards.review import review_first as local_review_first
     from .local_model import wants_local_model
 
     local = wants_local_model(
         base_url=settings.base_url, api_key=settings.api_key, enabled=settings.local_model
     )
-    return bool(settings.local_review and local and not args.run)
+    return local_review_first(settings, local=local) and not args.run
 
 
 def _redacted(completion, redactor: Redactor):
@@ -445,7 +446,7 @@ class AIMagics(Magics):
         elif run_here:
             note = f"✓ {done}, run here and inserted below."
         elif review:
-            note = f"✓ {done}, inserted below for review: {REVIEW_NOTE}"
+            note = f"✓ {done}, inserted below: {REVIEW_NOTE}"
         elif held is not None:
             note = f"✓ {done}, inserted below, not run: {held} ({HOLD_NOTE})"
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import NamedTuple
 
 from .contract import normalize_request
 
@@ -90,12 +91,15 @@ def build_messages(
     *,
     history: list[dict] | None = None,
     system: str | None = SYSTEM_PROMPT,
+    compact: bool = False,
 ) -> list[dict]:
     """The chat messages for one request: system prompt, earlier turns, then the request.
 
     The kernel ``context`` goes into the last user message inside ``<kernel-state>`` tags,
     ahead of the request (some OpenAI-compatible servers accept only one system message,
-    first), escaped so that no value in it can end the block (:func:`escape_data`).
+    first), escaped so that no value in it can end the block (:func:`escape_data`). ``compact``
+    (a small model, which repeats a preamble back): no line introducing the block, and the
+    request labelled ``Question:``.
     ``history`` is earlier ``{"role": "user" | "assistant", "content": str}`` turns, oldest
     first (other keys are dropped); anything else raises ``ValueError``, as does an empty
     request. A falsy ``system`` sends no system message.
@@ -114,7 +118,9 @@ def build_messages(
                 f"history[{i}] must be {{'role': 'user' | 'assistant', 'content': str}}."
             )
         messages.append({"role": role, "content": content})
-    if context:
+    if context and compact:
+        text = f"{data_block('kernel-state', context)}\n\nQuestion: {text}"
+    elif context:
         text = f"{_CONTEXT_INTRO}\n{data_block('kernel-state', context)}\n\nRequest:\n{text}"
     messages.append({"role": "user", "content": text})
     return messages
@@ -200,34 +206,58 @@ class _Block:
         self.lang, self.code = lang, code
 
 
-def _fenced_blocks(text: str) -> tuple[list[_Block], list[str]]:
-    """Fenced blocks (CommonMark-style, any indentation) and the lines outside them."""
-    blocks: list[_Block] = []
-    outside: list[str] = []
-    lines = text.split("\n")
+class FenceSpan(NamedTuple):
+    """A fenced block of a Markdown text, by line (0-based): its opening fence line, its
+    closing fence line (``closed`` False: none, the block runs to the end, ``end`` is the
+    number of lines), its language (lower case, "" when none) and its fence's indentation."""
+
+    start: int
+    end: int
+    lang: str
+    closed: bool
+    indent: int
+
+
+def fence_spans(lines: list[str]) -> list[FenceSpan]:
+    """The fenced blocks of ``lines`` (CommonMark-style, any indentation), in order."""
+    spans: list[FenceSpan] = []
     i = 0
     while i < len(lines):
         m = _FENCE.match(lines[i])
         # A backtick fence's info string cannot hold backticks (```inline``` is not a fence).
         if not m or (m.group("fence")[0] == "`" and "`" in m.group("info")):
-            outside.append(lines[i])
             i += 1
             continue
         fence, indent = m.group("fence"), len(m.group("indent").expandtabs(4))
         info = m.group("info").strip().lstrip("{.").lower()
         lang = re.match(r"[\w+#-]*", info).group(0)  # type: ignore[union-attr]  # always matches
-        body: list[str] = []
-        i += 1
         closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        # Without a closing fence (a cut answer), the block runs to the end.
+        start = i
+        i += 1
         while i < len(lines) and not closing.match(lines[i]):
-            line = lines[i]
+            i += 1
+        spans.append(FenceSpan(start, i, lang, i < len(lines), indent))
+        i += 1
+    return spans
+
+
+def _fenced_blocks(text: str) -> tuple[list[_Block], list[str]]:
+    """Fenced blocks (CommonMark-style, any indentation) and the lines outside them."""
+    blocks: list[_Block] = []
+    outside: list[str] = []
+    lines = text.split("\n")
+    at = 0
+    for span in fence_spans(lines):
+        outside.extend(lines[at : span.start])
+        body = []
+        # Without a closing fence (a cut answer), the block runs to the end.
+        for line in lines[span.start + 1 : span.end]:
             # Content is indented like its fence (inside a list item): remove that much.
             strip = len(line) - len(line.lstrip(" "))
-            body.append(line[min(strip, indent) :])
-            i += 1
-        i += 1
-        blocks.append(_Block(lang, _dedent("\n".join(body))))
+            body.append(line[min(strip, span.indent) :])
+        blocks.append(_Block(span.lang, _dedent("\n".join(body))))
+        at = span.end + 1
+    outside.extend(lines[at:])
     return blocks, outside
 
 

@@ -258,9 +258,8 @@ prices
 **Your turn**: edit the request in the cell below (or write a new `%%ai` cell) and press \
 Shift+Enter. Small requests work best with the bundled model, for example *mean of price \
 into avg*, *rows of prices where qty > 1*, *sort prices by total*. With the bundled model its \
-code is inserted for review, not run: read it, then press Shift+Enter on it (the setting \
-*Local review*, `Chapyter.local_review`). If the request fails, the prompt cell says why in \
-one line.""",
+code waits for your review (setting: Local review): it is inserted below, not run; read it, \
+then press Shift+Enter on it. If the request fails, the prompt cell says why in one line.""",
     ),
     Ask(
         "ask-mean",
@@ -280,7 +279,20 @@ Open it from the chat icon in the right side bar, or *Open AI Chat* in the comma
 (Ctrl+Shift+C). It sees the active cell and its neighbours, the last error and the kernel's \
 variables; the chip above its input shows exactly what is sent (click it to read it). Code \
 in an answer has **Insert below** and **Copy** buttons (and **Insert and run** with a model \
-configured).""",
+configured); code that does not parse, or that reads names your kernel lacks, gets **Copy** \
+only, with the reason.""",
+    ),
+    md(
+        "about-fix",
+        """\
+**Fix, Explain, ghost text, Agent.** Every error gets **Fix** and **Explain** buttons. Try it: \
+run `prnt(avg)` in a new cell, then **Fix**: the proposal shows as a diff to accept (with \
+the bundled model, **Accept** only: you run it). A slip like that (a misspelt name, column or \
+method, one past the end of a list, a missing `)`) is fixed even offline; for anything \
+harder the bundled model says in one line that it could not. As you type, a grey \
+suggestion may appear: **Tab** takes it (with the bundled model, one line of code or \
+nothing). **Agent** mode in the chat runs code for you; with the bundled model it says what \
+to expect, takes at most 3 steps and asks before each: configure a model for real analysis.""",
     ),
     md(
         "about-replay",

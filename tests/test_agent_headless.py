@@ -180,17 +180,27 @@ def test_a_risky_step_is_refused_without_yes(server, notebook, tmp_path):
 
 
 def test_a_never_stopping_model_halts_at_max_steps(server, notebook, tmp_path):
-    server.default_reply = Reply(tool_calls=[run_code("x = len(values)")])
+    server.script(*[Reply(tool_calls=[run_code(f"x = len(values) + {i}")]) for i in range(9)])
     out = agent(
         server, str(notebook), QUESTION, "--yes", "--max-steps", "3", home=tmp_path / "ipython"
     )
     assert out.returncode == 1
     [line] = out.stderr.splitlines()
-    assert "Stopped after 3 steps" in line and "agent_max_steps" in line
+    assert "Stopped after 3 steps (setting: Agent max steps)." in line
     assert len(server.requests) == 4  # three steps, then the reply that would be a fourth
     nb = nbformat.read(notebook, as_version=4)
     added = nb.cells[2:]  # the cells that ran stay; there is no answer
-    assert [c.source for c in added] == ["x = len(values)"] * 3
+    assert [c.source for c in added] == [f"x = len(values) + {i}" for i in range(3)]
+
+
+def test_a_model_repeating_itself_is_stopped_before_running_it_again(server, notebook, tmp_path):
+    server.default_reply = Reply(tool_calls=[run_code("x = len(values)")])
+    out = agent(server, str(notebook), QUESTION, "--yes", home=tmp_path / "ipython")
+    assert out.returncode == 1
+    [line] = out.stderr.splitlines()
+    assert "the model asked for the same step as step 1 again" in line
+    added = nbformat.read(notebook, as_version=4).cells[2:]
+    assert [c.source for c in added] == ["x = len(values)"]
     assert all(c.metadata["chapyter"]["source"] == "agent" for c in added)
 
 

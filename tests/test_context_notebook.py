@@ -76,7 +76,7 @@ def test_text_and_chip_in_priority_order():
     assert "Cell 5 (code, below the active cell):\nplot(df)" in text
     order = ["Selected text", "Active cell", "Last error", "Variables", "Neighbouring cells"]
     assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
-    assert context.summary == "analysis.ipynb · cell 4 · selection · 2 variables · last error"
+    assert context.summary == "analysis.ipynb · 4th cell · selection · 2 variables · last error"
     assert context.chars == len(text)
     assert context.to_json() == {"text": text, "summary": context.summary, "chars": len(text)}
 
@@ -86,7 +86,7 @@ def test_chip_leaves_out_what_is_unknown():
     assert context.summary == "analysis.ipynb"
     assert context.text.startswith("Notebook: analysis.ipynb (6 cells)")
     one = assemble(snapshot(variables=[{"name": "x", "type": "int", "summary": "1"}]))
-    assert one.summary == "analysis.ipynb · cell 4 · 1 variable · last error"
+    assert one.summary == "analysis.ipynb · 4th cell · 1 variable · last error"
 
 
 def test_chapyter_errors_are_not_the_last_error():

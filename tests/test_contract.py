@@ -63,6 +63,14 @@ def test_code_sha256(case):
     assert contract.code_sha256(case["code"]) == case["sha256"]
 
 
+@pytest.mark.parametrize("case", VECTORS["code_block_key"])
+def test_code_block_key(case):
+    # The key is the hash of the normalised block: the same block read by the browser's
+    # Markdown lexer and by the server gets the same key.
+    assert contract.code_block_key(case["code"]) == case["key"]
+    assert contract.code_block_key(case["normalized"]) == case["key"]
+
+
 @pytest.mark.parametrize("case", VECTORS["generated_metadata"])
 def test_generated_metadata(case):
     metadata = contract.generated_metadata(**case["fields"])

@@ -44,7 +44,10 @@ def test_local_review_is_a_documented_setting():
 @needs_local_model
 def test_ai_status_says_the_local_model_is_review_first(no_endpoint_env):
     said = [line for line in describe_endpoint(Chapyter()) if line.startswith("review:")]
-    assert said == ["review:   its code is inserted below, not run (Chapyter.local_review)"]
+    assert said == [
+        "review:   its code waits below for your review, not run "
+        "(setting: Local review, Chapyter.local_review)"
+    ]
     off = describe_endpoint(Chapyter(local_review=False))
     assert not [line for line in off if line.startswith("review:")]
 
@@ -65,6 +68,8 @@ def test_ai_with_the_bundled_model_inserts_for_review(tmp_path):
         done = run.displays(PROGRESS_MIME)[-1]
         assert done["state"] == "done"
         plain = run.displays("text/plain")[-1]
-        assert "inserted below for review" in plain and REVIEW_NOTE in plain
+        # Words a newcomer understands: the setting by its name, no trait.
+        assert "inserted below: it waits for your review (setting: Local review)" in plain
+        assert REVIEW_NOTE in plain and "Chapyter." not in plain
     finally:
         kernel.shutdown()

@@ -58,7 +58,7 @@ def test_risky_holds_what_it_cannot_prove_and_says_why(server, kernel, code, why
     ran, line = generate(server, kernel, code, "risky")
     assert ran is False
     assert "inserted below, not run:" in line and why in line
-    assert "Chapyter.run_policy" in line
+    assert "(setting: Run policy;" in line  # the setting by its name, not a trait
 
 
 def test_risky_runs_code_that_only_computes(server, kernel):

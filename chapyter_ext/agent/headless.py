@@ -130,6 +130,12 @@ def run_agent_file(
             secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
             cwd = os.path.dirname(os.path.abspath(path))
             local = registry.is_local(name)
+            if local and settings.local_review and not yes:
+                raise AgentRunError(
+                    "the bundled model's steps wait for your review (setting: Local review), "
+                    "and no one can review here: pass --yes, or set "
+                    "Chapyter.local_review = False."
+                )
             tools = blocking_mcp_tools()
             turn = _Turn(
                 run, settings, local, endpoint, [s for s in secrets if s], cwd=cwd, tools=tools
@@ -241,8 +247,9 @@ class _Turn:
         from ..policy import defined_functions
         from ..redact import Redactor
         from ..rules import kernel_rules
+        from ..small_model import uses_small_prompt
         from .capabilities import capabilities
-        from .loop import AgentLimits, AgentLoop, Finish, Halt
+        from .loop import AgentLimits, AgentLoop, Finish, Halt, turn_policy
         from .tools import OP_RUN_CELL, RUNS_SERVER, default_registry
 
         self.kernel = kernel
@@ -254,7 +261,8 @@ class _Turn:
             else None
         )
         caps = capabilities(self.settings, self.endpoint.model, local=self.local)
-        limits = AgentLimits.from_settings(self.settings)
+        small = uses_small_prompt(self.settings.prompt_style, self.endpoint.model)
+        limits = AgentLimits.from_settings(self.settings, small=small)
         if max_steps is not None:
             limits = dataclasses.replace(limits, max_steps=max_steps)
         registry = default_registry()
@@ -272,9 +280,10 @@ class _Turn:
             history=[],
             tools=caps.tools,
             images=caps.images,
-            policy=self.settings.agent_policy,
+            policy=turn_policy(self.settings.agent_policy, self.settings, local=self.local),
             limits=limits,
             redactor=redactor,
+            small=small,
             # Every code cell of the notebook ran above: its functions were consented to.
             known_functions=defined_functions(
                 c.source for c in self.kernel.nb.cells if c.cell_type == "code"
@@ -317,7 +326,7 @@ class _Turn:
                 line = f"cell {len(self.kernel.nb.cells)}: {loop.steps[-1].outcome}"
                 if result.error:  # the kernel died: nothing more can run
                     self._say(line, on_line)
-                    self.report.stopped = f"Stopped: {result.error}; the cells already run stay."
+                    self.report.stopped = f"Stopped: {result.error}."
                     break
             else:
                 self.doing = f"carrying out {action.title}"

@@ -11,7 +11,7 @@ tool's record says, :mod:`.tools`) and reports the result with :meth:`AgentLoop.
                      policy="risky", limits=AgentLimits(), registry=default_registry(),
                      known_functions=defined_functions(cells_that_ran))
     while True:
-        halt = loop.halt()              # a cap hit, or the same code failed twice
+        halt = loop.halt()              # a cap hit, or two steps in a row changed nothing
         if halt: break
         req = loop.request()            # req.messages, req.tools
         reply = call_the_model(req)     # text and tool calls
@@ -25,6 +25,15 @@ starts when the loop is made. What the model sees of a result is built by the to
 needs the user's approval by the record too (:meth:`~.tools.Tool.approval`: run_code asks the
 code analysis of :mod:`chapyter_ext.policy`). Every argument is redacted before it is shown,
 approved or carried out.
+
+The turn never loops without progress, whatever the model: the same call twice in a row
+(whatever came of the first) ends the turn before it is carried out again; a run that changes
+nothing the turn can see (no output, and its code only defines functions or classes, or does
+nothing) is sent back to the model with that fact, and a second one in a row ends the turn.
+Code that fails the guard rails (``check``, :func:`chapyter_ext.guards.check_code`: it does not
+parse; with the small-model profile, names the kernel lacks) is not offered to run: the turn
+ends with the reason in one line. A final answer that only restates what the model was sent is
+one honest line instead (:mod:`chapyter_ext.guards.answers`).
 Under policy ``risky`` the notebook's own functions (``known_functions``: defined by cells that
 ran, so consented to) may be called unasked, and so may those a step of the turn defines once it
 ran; a step that rebinds such a name makes it unknown again.
@@ -39,6 +48,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Union
 
+from ..guards import Verdict, check_code, review_first
+from ..guards.answers import clean_answer
 from ..policy import bound_names, defined_functions
 from ..prompts import build_messages
 from ..redact import Redactor
@@ -70,13 +81,38 @@ class AgentLimits:
     result_chars: int = 4000
 
     @classmethod
-    def from_settings(cls, settings: Any) -> AgentLimits:
-        """The limits set on a ``Chapyter`` settings object."""
+    def from_settings(cls, settings: Any, *, small: bool = False) -> AgentLimits:
+        """The limits set on a ``Chapyter`` settings object; ``small`` (the small-model
+        profile, the bundled model): at most ``agent_local_max_steps`` steps."""
+        steps = settings.agent_max_steps
+        if small:
+            steps = min(steps, settings.agent_local_max_steps)
         return cls(
-            max_steps=settings.agent_max_steps,
+            max_steps=steps,
             time_limit=settings.agent_time_limit,
             result_chars=settings.agent_result_chars,
         )
+
+
+def turn_policy(policy: str, settings: Any, *, local: bool) -> str:
+    """The approval policy a turn runs under: ``policy``, except that the bundled model's
+    code waits for the user's review (``ask``) unless ``Chapyter.local_review`` is off."""
+    return "ask" if review_first(settings, local=local) else policy
+
+
+def small_model_notice(model: str, limits: AgentLimits, *, review: bool) -> str:
+    """What to expect of agent mode with the bundled model, said at the start of a turn."""
+    steps = "one step" if limits.max_steps == 1 else f"{limits.max_steps} simple steps"
+    wait = ", each waits for your review (setting: Local review)" if review else ""
+    return (
+        f"Agent mode with {model}, the tiny bundled model: expect at most {steps}{wait}; it "
+        "often cannot finish. Configure an endpoint for real analysis (README.md#endpoints)."
+    )
+
+
+def time_cap_line(limit: float) -> str:
+    """The one line of a turn stopped by its time cap."""
+    return f"Stopped after {limit:g} s (setting: Agent time limit)."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,6 +229,51 @@ def _call_hash(name: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(f"{name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_NO_PROGRESS = (
+    "Note: this step showed nothing and changed no variable{what}: it made no progress. Do "
+    "not run it again. Call what you defined, or print the values you need, or answer now."
+)
+
+
+def _shows_something(result: StepResult) -> bool:
+    """Whether a run left anything to see: text, a value, a display, an error."""
+    if result.failed or result.figures or result.images:
+        return True
+    for output in result.outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            text = output.get("text")
+            if "".join(text) if isinstance(text, list) else text:
+                return True
+        elif kind in ("execute_result", "display_data", "update_display_data"):
+            return True
+    return False
+
+
+def _only_defines(code: str) -> tuple[bool, list[str]]:
+    """Whether ``code`` changes no variable the turn can see: it only defines functions or
+    classes (never called), or does nothing (``pass``, a bare constant); and those names.
+    Assignments, imports, loops and calls (which may change data in place) count as changes;
+    code that does not parse (IPython syntax) too."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False, []
+    defined: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.append(node.name)
+        elif isinstance(node, ast.Pass) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            continue
+        else:
+            return False, []
+    return True, defined
+
+
 def _redacted(value: Any, redact: Redactor) -> Any:
     """``value`` with every string in it redacted (dict keys too)."""
     if isinstance(value, str):
@@ -222,6 +303,8 @@ class AgentLoop:
         known_functions: Iterable[str] = (),
         registry: ToolRegistry | None = None,
         system_notes: str = "",
+        check: Callable[[str], Verdict] | None = None,
+        small: bool = False,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -240,13 +323,18 @@ class AgentLoop:
         self._started = clock()
         # Validates the question and the history (ValueError) before anything happens.
         self._opening = build_messages(question, context, history=history, system=None)
+        #: The guard rails of a step's code (default: it parses as an IPython cell).
+        self._check = check or check_code
+        #: The small-model profile (the bundled model): its honest lines say so.
+        self.small = small
         self._exchanges: list[Exchange] = []
         self.steps: list[StepRecord] = []
         self._steps: dict[str, ToolStep] = {}
         self._records: dict[str, StepRecord] = {}
         self._pending: tuple[str, str] | None = None  # (step id, tool call id)
         self._count = 0
-        self._last_failed: str | None = None
+        self._last_call: str | None = None  # the previous step's _call_hash
+        self._stalled = False  # the previous run changed nothing
         self._halt: Halt | None = None
         self._over = False
 
@@ -271,15 +359,11 @@ class AgentLoop:
         return max(0.0, self.limits.time_limit - self.elapsed())
 
     def halt(self) -> Halt | None:
-        """The Halt that ends the turn now, if any: the time cap passed, or the same call
-        failed twice in a row. Drivers ask before each model request (``on_reply`` would return
-        it too, after a wasted request)."""
+        """The Halt that ends the turn now, if any: the time cap passed, or two runs in a row
+        changed nothing. Drivers ask before each model request (``on_reply`` would return it
+        too, after a wasted request)."""
         if self._halt is None and self.remaining() <= 0:
-            limit = f"{self.limits.time_limit:g}"
-            self._halt = Halt(
-                f"Stopped after {limit} s (the time cap, Chapyter.agent_time_limit); "
-                "the cells already run stay."
-            )
+            self._halt = Halt(time_cap_line(self.limits.time_limit))
         return self._halt
 
     def disable_tools(self) -> None:
@@ -339,20 +423,23 @@ class AgentLoop:
                 answer = step.prose if step is not None else without_thinking(text)
                 if not answer:
                     return self._end(Halt("The model ended the turn without an answer."))
-                return self._end(Finish(self.redact(answer)))
+                return self._end(Finish(self._final(self.redact(answer))))
             tool = self.registry.get(RUN_CODE) or default_registry().get(RUN_CODE)
             assert tool is not None
             arguments = {"code": step.code, "purpose": step.prose}
             calls = [ToolCall(id="fenced", name=RUN_CODE, arguments={"code": step.code})]
         if self._count >= self.limits.max_steps:
-            return self._end(
-                Halt(
-                    f"Stopped after {self._count} steps (the step cap, "
-                    "Chapyter.agent_max_steps); the cells already run stay."
-                )
-            )
+            return self._end(Halt(f"Stopped after {self._count} steps (setting: Agent max steps)."))
         # What is shown, approved and carried out is the redacted call, in every driver.
         arguments = _redacted(arguments, self.redact)
+        again = self._again(tool.name, arguments)
+        if again is not None:
+            return self._end(again)
+        if tool.op == OP_RUN_CELL:
+            code = arguments.get("code")
+            verdict = self._check(code if isinstance(code, str) else "")
+            if not verdict.runnable:
+                return self._end(Halt(self._refused(verdict.problem)))
         decision = tool.approval(self.policy, arguments, self.known_functions)
         if decision.refused:
             return self._end(Halt(decision.refused))
@@ -378,6 +465,33 @@ class AgentLoop:
     def _end(self, action: Finish | Halt) -> Finish | Halt:
         self._over = True
         return action
+
+    def _again(self, name: str, arguments: dict[str, Any]) -> Halt | None:
+        """The Halt for a call that repeats the previous step (whatever came of it)."""
+        if not self.steps or _call_hash(name, arguments) != self._last_call:
+            return None
+        previous = self.steps[-1]
+        came = f" ({previous.outcome})" if previous.outcome else ""
+        return Halt(
+            f"Stopped: the model asked for the same step as step {len(self.steps)} again{came}; "
+            "it would change nothing."
+        )
+
+    def _refused(self, problem: str) -> str:
+        line = f"Stopped: the model's code was not run: {problem}."
+        if self.small:
+            line += (
+                " The small local model could not write this; configure an endpoint for "
+                "harder requests (README.md#endpoints)."
+            )
+        return line
+
+    def _final(self, answer: str) -> str:
+        """The final answer, or one honest line when it only restates what the model was
+        sent (the kernel state, the question, its instructions)."""
+        sent = [m.get("content", "") for m in self.request().messages if isinstance(m, dict)]
+        text, _ = clean_answer(answer, [s for s in sent if isinstance(s, str)], small=self.small)
+        return text
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -408,24 +522,30 @@ class AgentLoop:
         record.status = seen.status
         record.outcome = seen.outcome or step.title
         record.shown = seen.text
-        if step.tool.op == OP_RUN_CELL:
-            # What the step defined is the notebook's now; a name it rebound is no longer known.
-            self.known_functions -= bound_names(record.code)
-            self.known_functions |= defined_functions([record.code])
-        if seen.status == "error":
-            digest = _call_hash(step.tool.name, step.arguments)
-            if digest == self._last_failed:
-                what = "code" if step.tool.name == RUN_CODE else f"call to {step.tool.name}"
-                self._halt = Halt(
-                    f"Stopped: the same {what} failed twice in a row ({record.outcome})."
-                )
-            self._last_failed = digest
-        else:
-            self._last_failed = None
+        self._last_call = _call_hash(step.tool.name, step.arguments)
+        if step.tool.op != OP_RUN_CELL or not isinstance(result, StepResult):
+            self._stalled = False  # what was read or called is news to the model
+            return
+        # What the step defined is the notebook's now; a name it rebound is no longer known.
+        self.known_functions -= bound_names(record.code)
+        self.known_functions |= defined_functions([record.code])
+        idle, defined = _only_defines(record.code)
+        if _shows_something(result) or not idle:
+            self._stalled = False
+            return
+        if self._stalled:
+            self._halt = Halt("Stopped: two steps in a row showed nothing and changed no variable.")
+            return
+        # Sent back once: the model is told, and the next step must do something.
+        self._stalled = True
+        what = f" (it only defined {', '.join(defined)}, never called)" if defined else ""
+        note = _NO_PROGRESS.format(what=what)
+        self._answer(call_id, Answer(f"{seen.text}\n\n{note}".strip(), seen.images, kind=kind))
 
     def on_skipped(self, step_id: str) -> None:
         """The user chose Skip: the step did not run."""
         record, call_id = self._take(step_id)
         self._answer(call_id, Answer(_SKIPPED, kind="skipped"))
+        self._last_call = _call_hash(record.kind, self._steps[step_id].arguments)
         record.status = "skipped"
         record.outcome = "skipped by the user"

@@ -134,7 +134,7 @@ def chat_context(
     kernel's variables as the kernel summarised them (most relevant to ``request``, the
     message, first, with their matching columns, keys and labels: :mod:`.selection`; the
     active cell's and the neighbours' code and the error count too), then the neighbouring
-    cells. ``summary`` is the chip, e.g. "data.ipynb · cell 4 · 12 variables · last error".
+    cells. ``summary`` is the chip, e.g. "data.ipynb · 4th cell · 12 variables · last error".
     """
     active = snapshot.active
     header = f"Notebook: {_basename(snapshot.path)} ({_plural(snapshot.cell_count, 'cell')}"
@@ -176,7 +176,8 @@ def chat_context(
 def _summary(snapshot: NotebookSnapshot) -> str:
     parts = [_basename(snapshot.path)]
     if snapshot.active is not None:
-        parts.append(f"cell {snapshot.active.index + 1}")
+        # An ordinal: "cell 4" next to JupyterLab's "[15]" reads as an execution count.
+        parts.append(f"{_ordinal(snapshot.active.index + 1)} cell")
     if snapshot.selection.strip():
         parts.append("selection")
     if snapshot.variables is not None:
@@ -195,6 +196,12 @@ def _error_text(error: ErrorSnapshot | None) -> str | None:
     trace = _ANSI.sub("", "\n".join(error.traceback)).strip()
     # The assembler keeps the start and the end: the message, then where it was raised.
     return f"{head}\n{trace}" if trace else head
+
+
+def _ordinal(n: int) -> str:
+    """``n`` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st (as ``cellNames.ts``)."""
+    suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _basename(path: str) -> str:

@@ -22,6 +22,7 @@ __all__ = [
     "MagicLineError",
     "MagicOptions",
     "Prompt",
+    "code_block_key",
     "code_sha256",
     "normalize_request",
     "parse_magic_line",
@@ -226,3 +227,12 @@ def code_sha256(code: str) -> str:
     """sha256 of a cell's code, to tell later whether a person edited it (UTF-8, as
     ``TextEncoder`` encodes it: lone surrogates become U+FFFD)."""
     return _sha256(code)
+
+
+def code_block_key(code: str) -> str:
+    """The key of a code block of a chat answer, the same for the server's and the browser's
+    reading of it: sha256 of the code as :func:`normalize_request` leaves it with the
+    indentation (spaces and tabs) all its non-blank lines share removed."""
+    lines = normalize_request(code).split("\n")
+    margin = min((len(line) - len(line.lstrip(" \t")) for line in lines if line), default=0)
+    return _sha256("\n".join(line[margin:] for line in lines))

@@ -104,6 +104,7 @@ async def astream(
     messages: list[dict],
     *,
     on_usage: Callable[[Usage], None] | None = None,
+    extra_body: dict | None = None,
 ) -> AsyncGenerator[str, None]:
     """Stream a chat completion as text deltas (an async generator). Raises :class:`LLMError`.
 
@@ -113,9 +114,10 @@ async def astream(
     Retries like :func:`complete` until the first delta is yielded. If the consumer stops early
     (``aclose()``, or its task is cancelled while waiting for a delta) the upstream HTTP response
     is closed at once; iterate inside ``contextlib.aclosing(astream(...))`` so that a ``break``
-    closes it too. The same call as :func:`astream_step` without tools.
+    closes it too. The same call as :func:`astream_step` without tools (``extra_body`` as for
+    :func:`complete`).
     """
-    steps = astream_step(endpoint, messages, None)
+    steps = astream_step(endpoint, messages, None, extra_body=extra_body)
     try:
         async for delta in steps:
             if delta.text:

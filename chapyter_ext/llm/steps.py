@@ -80,13 +80,18 @@ class StepReply:
 
 
 async def astream_step(
-    endpoint: Endpoint, messages: list[dict], tools: list[dict] | None
+    endpoint: Endpoint,
+    messages: list[dict],
+    tools: list[dict] | None,
+    *,
+    extra_body: dict | None = None,
 ) -> AsyncGenerator[StepDelta, None]:
     """Stream one reply: ``StepDelta(text=...)`` pieces, then ``StepDelta(done=True, ...)``.
 
     Retries like :func:`~chapyter_ext.llm.astream` until prose reaches the caller (tool calls
     are only handed over at the end, so a stream cut among them is retried). Raises
     :class:`LLMError`; ``tools_rejected`` is set when the endpoint refused ``tools``.
+    ``extra_body``: as for :func:`complete_step`.
     """
     _check_request(endpoint, messages)
     client = _async_client(endpoint)
@@ -98,7 +103,10 @@ async def astream_step(
         model = ""
         usage: Usage | None = None
         stream = None
-        params = {**_step_params(endpoint, messages, tools), **stream_options(endpoint.base_url)}
+        params = {
+            **_step_params(endpoint, messages, tools, extra_body),
+            **stream_options(endpoint.base_url),
+        }
         try:
             stream = await client.chat.completions.create(**params, stream=True)
             async for chunk in stream:

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..admin import admin_locks
 from ..agent.capabilities import Capabilities, capabilities
-from ..agent.loop import AgentLimits, AgentLoop, Finish, Halt, ToolStep
+from ..agent.loop import (
+    AgentLimits,
+    AgentLoop,
+    Finish,
+    Halt,
+    ToolStep,
+    small_model_notice,
+    time_cap_line,
+    turn_policy,
+)
 from ..agent.results import StepResult, ToolOutput
 from ..agent.tools import (
     OP_RUN_CELL,
@@ -28,6 +37,8 @@ from ..agent.tools import (
     default_registry,
 )
 from ..context.notebook import user_functions
+from ..guards import KernelNames, check_code, snapshot_names
+from ..guards.answers import code_block_checks
 from ..llm import LLMError, astream_step
 from ..redact import one_line
 from .agent_protocol import AgentRequest, StepAnswer
@@ -56,6 +67,7 @@ class AgentTurn(StreamingTurn):
         *,
         policy: str,
         capabilities: Capabilities,
+        names: KernelNames | None = None,
     ) -> None:
         super().__init__(
             service, notebook=setup.notebook, chat_id=setup.chat_id, model_name=setup.model_name
@@ -63,7 +75,13 @@ class AgentTurn(StreamingTurn):
         self.service = service
         self.setup = setup
         self.notice = setup.notice
+        if loop.small:
+            # The bundled model: what to expect, before the first step.
+            expect = small_model_notice(setup.model_name, loop.limits, review=policy == "ask")
+            self.notice = f"{self.notice} {expect}".strip()
         self._loop = loop
+        #: The kernel's names, which the final answer's code blocks are checked against.
+        self._names = names
         # What ``start`` tells the browser; ``tools`` turns off if the endpoint refuses them.
         self.policy = policy
         self.tools = capabilities.tools
@@ -128,7 +146,7 @@ class AgentTurn(StreamingTurn):
                     [loop.system_notes, *(f"- Note: {line}" for line in extra.problems)]
                 ).strip()
         while True:
-            halt = loop.halt()  # the time cap passed, or the same call failed twice
+            halt = loop.halt()  # the time cap passed, or two runs in a row changed nothing
             if halt is not None:
                 return TurnEnd("stopped", halt.reason, halt.reason)
             request = loop.request()
@@ -156,9 +174,14 @@ class AgentTurn(StreamingTurn):
     def _steps(self) -> tuple[dict[str, Any], ...]:
         return tuple(record.as_dict() for record in self._loop.steps)
 
+    def _guarded(self, text: str) -> tuple[str, tuple[dict[str, Any], ...]]:
+        # The loop cleaned the final answer; its code blocks carry their verdicts.
+        return text, tuple(code_block_checks(text, self._names, small=self._loop.small))
+
     def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> AgentDone:
         usage = self.usage.as_dict()
-        return AgentDone(self.message_id, text, end.status, steps, end.halt, usage)
+        checks = self.checks or None
+        return AgentDone(self.message_id, text, end.status, steps, end.halt, usage, checks)
 
     def _release(self) -> None:
         self.service.release(self)
@@ -285,11 +308,7 @@ class AgentTurn(StreamingTurn):
             return ToolOutput(error=one_line(err, self.service.redact) or type(err).__name__)
 
     def _time_cap_line(self) -> str:
-        limit = self.limits.time_limit
-        return (
-            f"Stopped after {limit:g} s (the time cap, Chapyter.agent_time_limit); "
-            "the cells already run stay."
-        )
+        return time_cap_line(self.limits.time_limit)
 
     def steps(self) -> list[dict[str, Any]]:
         """What ran, for the history and ``done``."""
@@ -391,15 +410,27 @@ class AgentService:
         return found.tools, found.images
 
     async def start(self, request: AgentRequest) -> AgentTurn:
-        """Save the user's message and start the turn; raises :class:`ChatError`."""
+        """Save the user's message and start the turn; raises :class:`ChatError`.
+
+        With the bundled model its steps wait for review (``Chapyter.local_review``) and are
+        few (``Chapyter.agent_local_max_steps``); every model's code is checked before it is
+        offered (:func:`chapyter_ext.guards.check_code`, against the snapshot's names with the
+        small-model profile)."""
         asked = request.policy or self.policy
         # The administrator's lock holds against what a browser asks for, too.
-        policy = self.settings.allowed("agent_policy", asked)
-        limits = self.limits()
+        locked = self.settings.allowed("agent_policy", asked)
+        names = snapshot_names(request.chat.context)
 
         def make(setup: TurnSetup) -> AgentTurn:
             local = self.chat.registry.is_local(request.chat.model)
+            policy = turn_policy(locked, self.settings, local=local)
             found = capabilities(self.settings, setup.endpoint.model, local=local)
+            small = setup.small
+
+            def check(code: str):
+                # A step runs exactly as shown: nothing the checks would repair passes.
+                return check_code(code, names, small=small, as_is=True)
+
             loop = AgentLoop(
                 question=setup.message,
                 context=setup.context,
@@ -407,17 +438,21 @@ class AgentService:
                 tools=found.tools,
                 images=found.images,
                 policy=policy,
-                limits=limits,
+                limits=AgentLimits.from_settings(self.settings, small=small),
                 redactor=self.redact,
                 known_functions=user_functions(request.chat.context),
                 registry=self.registry,
                 system_notes=setup.rules_prompt,
+                check=check,
+                small=small,
             )
-            turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found)
-            if policy != asked:
+            turn = AgentTurn(
+                self, setup, loop, policy=policy, capabilities=found, names=names
+            )
+            if locked != asked:
                 lock = (
                     f"Your administrator requires approval policy "
-                    f"{admin_locks().describe('agent_policy')}: this turn uses {policy!r}."
+                    f"{admin_locks().describe('agent_policy')}: this turn uses {locked!r}."
                 )
                 turn.notice = f"{turn.notice} {lock}".strip()
             return turn
@@ -425,7 +460,7 @@ class AgentService:
         turn = await self.chat.open_turn(request.chat, make)
         self._turns[turn.message_id] = turn
         try:
-            turn.start(limits.time_limit, "time_limit")
+            turn.start(turn.limits.time_limit, "time_limit")
         except BaseException:
             self.release(turn)
             raise

@@ -21,6 +21,8 @@ from typing import Any, Protocol, TypeVar
 from ..context.notebook import NotebookSnapshot, chat_context
 from ..contract import is_notebook_id
 from ..endpoints import ModelRegistry
+from ..guards import KernelNames, snapshot_names
+from ..guards.answers import clean_answer, code_block_checks
 from ..llm import Endpoint, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
@@ -32,7 +34,7 @@ from ..small_model.prompt import (
     SMALL_CONTEXT_BUDGET,
     uses_small_prompt,
 )
-from .events import Start, Token, TokenRedactor
+from .events import Done, Start, Token, TokenRedactor
 from .history import (
     ChatMessage,
     HistoryError,
@@ -217,11 +219,17 @@ class ChatTurn(StreamingTurn):
         model_name: str,
         endpoint: Endpoint,
         messages: list[dict[str, str]],
+        names: KernelNames | None = None,
+        small: bool = False,
     ) -> None:
         super().__init__(service, notebook=notebook, chat_id=chat_id, model_name=model_name)
         self.service = service
         self._endpoint = endpoint
         self._messages = messages
+        #: The kernel's names (the request's snapshot), which the answer's code is checked
+        #: against with the small-model profile (``small``).
+        self._names = names
+        self._small = small
         self._tokens = TokenRedactor(service.redact)
         self._parts: list[str] = []
         self.usage.model = endpoint.model  # prices are per model sent, not per entry name
@@ -258,6 +266,12 @@ class ChatTurn(StreamingTurn):
         rest = self._tokens.flush()
         if rest:
             self._queue.put_nowait(Token(rest))
+
+    def _guarded(self, text: str) -> tuple[str, tuple[dict[str, Any], ...]]:
+        # An echo of the prompt is one line, an open fence is closed, and each code block
+        # carries whether it may be offered to run.
+        text, _ = clean_answer(text, [m["content"] for m in self._messages], small=self._small)
+        return text, tuple(code_block_checks(text, self._names, small=self._small))
 
     def _release(self) -> None:
         self.service._release(self)
@@ -429,7 +443,11 @@ class ChatService:
         def make(setup: TurnSetup) -> ChatTurn:
             system = SMALL_CHAT_SYSTEM_PROMPT if setup.small else CHAT_SYSTEM_PROMPT
             messages = build_messages(
-                setup.message, setup.context, history=setup.history, system=system
+                setup.message,
+                setup.context,
+                history=setup.history,
+                system=system,
+                compact=setup.small,
             )
             messages = with_rules(messages, setup.rules)
             turn = ChatTurn(
@@ -439,6 +457,8 @@ class ChatService:
                 model_name=setup.model_name,
                 endpoint=setup.endpoint,
                 messages=messages,
+                names=snapshot_names(request.context),
+                small=setup.small,
             )
             turn.notice = setup.notice
             return turn

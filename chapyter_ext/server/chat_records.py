@@ -23,6 +23,8 @@ _MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error
 STEP_FIELDS = ("step_id", "tool", "title", "code", "cell_id", "outcome")
 MAX_STEPS = 100
 MAX_STEP_CODE = 20_000
+#: Code blocks of one answer whose verdicts are kept.
+MAX_CHECKS = 100
 
 
 class HistoryError(ValueError):
@@ -53,17 +55,21 @@ class ChatMessage:
     steps: tuple[dict[str, str], ...] = ()
     #: What a reply used: token counts and ``cost`` (:func:`chapyter_ext.llm.usage.clean_usage`).
     usage: dict[str, Any] | None = None
+    #: The verdicts of the answer's code blocks (``guards.answers.code_block_checks``):
+    #: ``{block_id, runnable, problem}``; the browser offers to run only those that passed.
+    checks: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (the shape the history endpoint returns).
 
-        ``steps`` appears only on agent turns and ``usage`` only on replies that reported it,
-        so other messages keep their old shape.
+        ``steps`` appears only on agent turns, ``usage`` only on replies that reported it and
+        ``checks`` only on answers with code, so other messages keep their old shape.
         """
         data: dict[str, Any] = asdict(self)
-        data["steps"] = list(self.steps)
-        if not self.steps:
-            del data["steps"]
+        for key in ("steps", "checks"):
+            data[key] = list(getattr(self, key))
+            if not data[key]:
+                del data[key]
         if self.usage is None:
             del data["usage"]
         return data
@@ -85,8 +91,26 @@ class ChatMessage:
         if fields.setdefault("status", "complete") not in STATUSES:
             raise ValueError("a message has an unknown status")
         return cls(
-            **fields, steps=clean_steps(data.get("steps")), usage=clean_usage(data.get("usage"))
+            **fields,
+            steps=clean_steps(data.get("steps")),
+            usage=clean_usage(data.get("usage")),
+            checks=clean_checks(data.get("checks")),
         )
+
+
+def clean_checks(value: Any) -> tuple[dict[str, Any], ...]:
+    """The readable code-block verdicts of ``value`` (``{block_id, runnable, problem}``);
+    damaged ones are dropped, so their blocks are not offered to run."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(
+        {"block_id": item["block_id"], "runnable": item["runnable"], "problem": item["problem"]}
+        for item in value[:MAX_CHECKS]
+        if isinstance(item, dict)
+        and isinstance(item.get("block_id"), str)
+        and isinstance(item.get("runnable"), bool)
+        and isinstance(item.setdefault("problem", ""), str)
+    )
 
 
 def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
@@ -108,8 +132,9 @@ def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
 
 
 def redact_message(message: ChatMessage, redact: Callable[[str], str]) -> ChatMessage:
-    """``message`` as it may be stored or leave the server: its text, its error line and its
-    steps' code, cell ids and outcomes go through ``redact`` (step ids are ours)."""
+    """``message`` as it may be stored or leave the server: its text, its error line, its
+    steps' code, cell ids and outcomes and its code blocks' problems go through ``redact``
+    (step and block ids are ours)."""
     return replace(
         message,
         content=redact(message.content),
@@ -117,6 +142,9 @@ def redact_message(message: ChatMessage, redact: Callable[[str], str]) -> ChatMe
         steps=tuple(
             {k: v if k == "step_id" else redact(v) for k, v in step.items()}
             for step in clean_steps(message.steps)
+        ),
+        checks=tuple(
+            {**check, "problem": redact(check["problem"])} for check in clean_checks(message.checks)
         ),
     )
 

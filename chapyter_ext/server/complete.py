@@ -5,9 +5,13 @@ The browser sends the code before and after the cursor, the cells above and the 
 variables (the chat's summary, so ``df.`` sees the real columns); the service builds a prompt,
 asks the completion model (``Chapyter.completion_model``) and streams the suggestion back,
 cleaned as it grows: no fences, no echo of the line being typed, nothing that duplicates the
-text after the cursor. A model that supports fill-in-the-middle is asked through
-``/v1/completions`` with ``suffix`` (``Chapyter.completion_fim``); any other through chat
-completions. One suggestion per editor at a time: a newer request from the same editor
+text after the cursor; then only code goes through, line by line
+(:class:`~chapyter_ext.guards.suggestions.SuggestionGuard`: no prose, nothing that breaks the
+cell, and with the bundled model no names the kernel lacks). A model that supports
+fill-in-the-middle is asked through ``/v1/completions`` with ``suffix``
+(``Chapyter.completion_fim``); the bundled local model through ``/v1/completions`` too, as a
+plain continuation of the code (asked in a chat, it answers in English); any other through
+chat completions. One suggestion per editor at a time: a newer request from the same editor
 cancels the older one, which closes its upstream call.
 """
 
@@ -21,7 +25,11 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..context.assemble import VariableSummary
 from ..endpoints import ModelRegistry
+from ..guards import SnapshotNames
+from ..guards.suggestions import SuggestionGuard
+from ..guards.suggestions import overlap as _overlap
 from ..llm import Endpoint, LLMError, astream, astream_fim
 from ..redact import Redactor, one_line
 
@@ -33,9 +41,9 @@ MAX_CELLS = 20
 MAX_CELL_CHARS = 4000
 MAX_VARIABLES = 200
 MAX_EDITOR_ID = 200
-#: Lines a suggestion may have (the local model's are shorter).
+#: Lines a suggestion may have (the local model's are shorter: its second line rambles).
 MAX_LINES = 12
-LOCAL_MAX_LINES = 3
+LOCAL_MAX_LINES = 1
 #: The bundled local model's suggestions: few tokens, so they come fast from a CPU.
 LOCAL_MAX_TOKENS = 32
 #: Seconds one upstream completion call may take (each wait for the endpoint).
@@ -214,14 +222,6 @@ def build_prompt(
 _OPENERS, _CLOSERS = "([{", ")]}"
 
 
-def _overlap(text: str, suffix: str) -> int:
-    """The length of the longest tail of ``text`` that is a head of ``suffix``."""
-    for k in range(min(len(text), len(suffix)), 0, -1):
-        if suffix.startswith(text[-k:]):
-            return k
-    return 0
-
-
 class SuggestionCleaner:
     """Turns the model's raw deltas into the text to insert at the cursor, as it grows.
 
@@ -335,6 +335,21 @@ class SuggestionCleaner:
         return body
 
 
+def suggestion_guard(request: CompletionRequest, *, small: bool) -> SuggestionGuard:
+    """The guard for ``request``'s suggestion: the kernel's names (unknown when the list was
+    cut at its limit) and every name written in the cells above count as the user's."""
+    variables = request.variables
+    names = None
+    if variables is not None and len(variables) < MAX_VARIABLES:
+        names = SnapshotNames(
+            [VariableSummary(str(v.get("name", "")), str(v.get("type", "")), "") for v in variables]
+        )
+    known: set[str] = set()
+    for cell in request.cells_above:
+        known.update(re.findall(r"[A-Za-z_]\w*", cell))
+    return SuggestionGuard(request.prefix, request.suffix, names=names, small=small, known=known)
+
+
 # -- the service ----------------------------------------------------------------------------------
 
 
@@ -393,7 +408,8 @@ class CompletionService:
                 f"({', '.join(self.registry)}).",
             ) from None
         local = self.registry.is_local(name)
-        fim = self.uses_fim(name, endpoint.model) and not local
+        # The bundled model continues code far better than it answers a chat about it.
+        fim = local or self.uses_fim(name, endpoint.model)
         endpoint = dataclasses.replace(
             endpoint,
             max_tokens=min(self.max_tokens, LOCAL_MAX_TOKENS) if local else self.max_tokens,
@@ -433,24 +449,26 @@ class CompletionService:
             cleaner = SuggestionCleaner(
                 request.prefix, request.suffix, chat=not plan.fim, max_lines=plan.max_lines
             )
+            guard = suggestion_guard(request, small=plan.local)
             deltas = (
-                astream_fim(plan.endpoint, prompt.prompt, prompt.suffix)
+                # The local model is no FIM model: it continues the code, with no suffix.
+                astream_fim(plan.endpoint, prompt.prompt, "" if plan.local else prompt.suffix)
                 if plan.fim
                 else astream(plan.endpoint, prompt.messages or [])
             )
             try:
                 async for delta in deltas:
-                    piece = cleaner.push(delta)
+                    piece = guard.push(cleaner.push(delta))
                     if piece:
                         yield piece
-                    if cleaner.done:
+                    if cleaner.done or guard.done:
                         break  # the rest would be cut: stop paying for it
             except LLMError as err:
                 if err.kind != "empty":  # no suggestion is an answer here, not a failure
                     raise
             finally:
                 await deltas.aclose()
-            rest = cleaner.finish()
+            rest = guard.push(cleaner.finish()) + guard.finish()
             if rest:
                 yield rest
             self.served += 1

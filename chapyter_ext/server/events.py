@@ -4,9 +4,10 @@ Events, in order: ``start`` (``chat_id``, ``message_id``, ``model``), optionally
 (``message``: something the user should know, e.g. that part of the history was damaged), any
 number of ``token`` (``text``), then ``done`` (``message_id``, ``text``, ``status``, and ``usage``
 when the endpoint reported it: ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, and
-``cost`` where the administrator priced the model) or ``error`` (``kind``, ``message``). A
-comment line (``: keepalive``) keeps idle proxies from closing the connection while the model
-thinks.
+``cost`` where the administrator priced the model; ``checks``: the verdicts of the answer's
+code blocks, ``{block_id, runnable, problem}``, when it has any: the browser offers to run only
+a block whose verdict passed) or ``error`` (``kind``, ``message``). A comment line
+(``: keepalive``) keeps idle proxies from closing the connection while the model thinks.
 
 An agent turn (``POST chapyter-ext/agent``, :mod:`.agent`) uses the same stream: ``start`` also
 carries ``policy``, ``tools`` and ``images``; each step is a ``step`` (``step_id``, ``kind``:
@@ -61,13 +62,15 @@ class Token:
 
 @dataclass(frozen=True)
 class Done:
-    """The reply ended; ``text`` is all of it (redacted as a whole), ``status`` complete/stopped."""
+    """The reply ended; ``text`` is all of it (redacted as a whole), ``status`` complete/stopped;
+    ``checks``: its code blocks' verdicts (None: it has none)."""
 
     message_id: str
     text: str
     status: str
     #: Tokens (and cost) of the reply (:meth:`~chapyter_ext.llm.usage.UsageMeter.as_dict`).
     usage: dict[str, Any] | None = None
+    checks: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ class AgentDone:
     halt: str = ""
     #: Tokens (and cost) of every model call of the turn together.
     usage: dict[str, Any] | None = None
+    checks: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -427,9 +427,15 @@ class FixHandler(ChapyterHandler):
         (see ``server/fix.py``); a model failure is a 502 with its one line, no code
         ``no_code``."""
         request = parse_fix_request(self.json_body())
-        policy = str(self.app.agent.settings.run_policy)
+        settings = self.app.agent.settings
         self.reply(
-            await propose_fix(request, registry=self.models, chat=self.chat, run_policy=policy)
+            await propose_fix(
+                request,
+                registry=self.models,
+                chat=self.chat,
+                run_policy=str(settings.run_policy),
+                local_review=bool(settings.local_review),
+            )
         )
 
 

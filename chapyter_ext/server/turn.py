@@ -68,6 +68,9 @@ class StreamingTurn:
         self._timer: asyncio.TimerHandle | None = None
         # Set while the last event is being saved and sent: a stop then would lose it.
         self._finishing = False
+        #: The verdicts of the answer's code blocks (``guards.answers.code_block_checks``),
+        #: once the turn ended: saved with the reply and sent with its last event.
+        self.checks: tuple[dict[str, Any], ...] = ()
 
     # -- what a turn kind writes ---------------------------------------------------------------
 
@@ -93,9 +96,16 @@ class StreamingTurn:
         """What ran (agent turns), saved with the reply."""
         return ()
 
+    def _guarded(self, text: str) -> tuple[str, tuple[dict[str, Any], ...]]:
+        """The answer as it is kept and shown (the guard rails cleaned it) and the verdicts of
+        its code blocks."""
+        return text, ()
+
     def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> ChatEvent:
         """The last event of a turn that did not fail."""
-        return Done(self.message_id, text, end.status, self.usage.as_dict())
+        return Done(
+            self.message_id, text, end.status, self.usage.as_dict(), checks=self.checks or None
+        )
 
     def _release(self) -> None:
         """Free the turn's slot."""
@@ -159,6 +169,7 @@ class StreamingTurn:
         self._before_save()
         # A model may send lone surrogates (JSON escapes): stored and sent as U+FFFD.
         text = repair_text(host.redact(end.text))
+        text, self.checks = self._guarded(text)
         steps = self._steps()
         reply = ChatMessage(
             id=self.message_id,
@@ -170,6 +181,7 @@ class StreamingTurn:
             error=end.error["message"] if end.error else "",
             steps=steps,
             usage=self.usage.as_dict(),
+            checks=self.checks,
         )
         history = host.history
         try:

@@ -8,6 +8,8 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING
 
+from ..guards.check import STOP_WORDS
+
 if TYPE_CHECKING:
     from ..llm import Endpoint
 
@@ -201,14 +203,10 @@ _EXAMPLES: tuple[tuple[str, str, str], ...] = (
 N_EXAMPLES = 6
 
 _WORD = re.compile(r"[a-z]+")
-_STOP = frozenset(
-    {"a", "an", "the", "of", "in", "into", "to", "from", "with", "and", "or", "by", "is", "are"}
-    | {"that", "which", "this", "at", "for", "on", "it", "its"}
-)
 
 
 def _words(text: str) -> set[str]:
-    return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOP}
+    return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
 
 
 def _kinds(context: str | None) -> set[str]:
@@ -303,17 +301,24 @@ def _compact(context: str | None) -> str | None:
     return "\n".join(kept) or None
 
 
-def candidate_request(endpoint: Endpoint, index: int) -> tuple[Endpoint, dict | None]:
+def candidate_request(
+    endpoint: Endpoint,
+    index: int,
+    *,
+    grammar: str = CODE_GRAMMAR,
+    max_tokens: int = SMALL_MAX_TOKENS,
+) -> tuple[Endpoint, dict | None]:
     """Where and how to ask for candidate ``index`` (0-based): the endpoint with that
-    candidate's temperature and the length cap, and the request's ``extra_body`` (the
-    one-code-block grammar when the endpoint is the bundled model's llama.cpp server)."""
+    candidate's temperature and the length cap (``max_tokens``), and the request's
+    ``extra_body`` (``grammar`` and the candidate's seed when the endpoint is the bundled
+    model's llama.cpp server)."""
     # The first is the model's most likely answer; the others sample around it.
     temperature = _HOTTER[min(index, len(_HOTTER)) - 1] if index else 0.0
     capped = dataclasses.replace(
-        endpoint, temperature=temperature, max_tokens=min(endpoint.max_tokens, SMALL_MAX_TOKENS)
+        endpoint, temperature=temperature, max_tokens=min(endpoint.max_tokens, max_tokens)
     )
     from ..local_model import LOCAL_MODEL_NAME
 
     # A fixed seed per candidate: the same request in the same kernel gets the same answers.
-    extra = {"grammar": CODE_GRAMMAR, "seed": index} if endpoint.model == LOCAL_MODEL_NAME else None
+    extra = {"grammar": grammar, "seed": index} if endpoint.model == LOCAL_MODEL_NAME else None
     return capped, extra

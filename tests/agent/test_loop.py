@@ -184,10 +184,8 @@ def test_step_cap_halts_in_one_line():
         loop.on_result(action.step_id, printed(""))
     halt = loop.on_reply("", [run_code("x = 3", "c3")])
     assert isinstance(halt, Halt)
-    assert halt.reason == (
-        "Stopped after 2 steps (the step cap, Chapyter.agent_max_steps); "
-        "the cells already run stay."
-    )
+    # A setting's name as a newcomer reads it; nothing that contradicts "Undo this turn".
+    assert halt.reason == "Stopped after 2 steps (setting: Agent max steps)."
     assert len(loop.steps) == 2 and loop.over
 
 
@@ -202,34 +200,152 @@ def test_time_cap_with_an_injected_clock():
     assert loop.halt() is None
     now[0] = 130.5
     halt = loop.halt()
-    assert halt is not None and "(the time cap, Chapyter.agent_time_limit)" in halt.reason
+    assert halt is not None and "(setting: Agent time limit)" in halt.reason
     assert halt.reason.startswith("Stopped after 30 s")
     # A driver that did not ask still gets it from the next reply.
     assert loop.on_reply("", [run_code("x = 2", "c2")]) == halt
     assert loop.over
 
 
-def test_the_same_code_failing_twice_in_a_row_halts():
+def test_the_same_code_again_ends_the_turn_before_it_runs_twice():
     loop = make()
-    bad = "df['missing']"
-    a = loop.on_reply("", [run_code(bad, "c1")])
+    a = loop.on_reply("", [run_code("df['missing']", "c1")])
     loop.on_result(a.step_id, failed("KeyError", "'missing'"))
     assert loop.halt() is None
     b = loop.on_reply("", [run_code("df['other']", "c2")])
     loop.on_result(b.step_id, failed("KeyError", "'other'"))
-    c = loop.on_reply("", [run_code("df['other']\n", "c3")])  # the same code again
-    loop.on_result(c.step_id, failed("KeyError", "'other'"))
-    halt = loop.halt()
-    assert halt == Halt("Stopped: the same code failed twice in a row (KeyError: 'other').")
-    assert loop.on_reply("", [run_code("x", "c4")]) == halt
+    halt = loop.on_reply("", [run_code("df['other']\n", "c3")])  # the same code again
+    assert halt == Halt(
+        "Stopped: the model asked for the same step as step 2 again (KeyError: 'other'); "
+        "it would change nothing."
+    )
+    assert len(loop.steps) == 2 and loop.over  # it never ran a second time
 
 
-def test_failure_then_success_then_the_same_failure_does_not_halt():
+@pytest.mark.parametrize(
+    "result", [printed("ok"), printed(""), failed("E", "1")], ids=["printed", "silent", "failed"]
+)
+def test_the_same_code_twice_ends_the_turn_whatever_came_of_it(result):
+    loop = make(policy="never")
+    action = loop.on_reply("", [run_code("flaky()", "c1")])
+    loop.on_result(action.step_id, result)
+    again = loop.on_reply("", [run_code("flaky()", "c2")])
+    assert isinstance(again, Halt) and "same step as step 1" in again.reason
+    assert len(loop.steps) == 1
+
+
+def test_a_skipped_step_proposed_again_ends_the_turn():
     loop = make()
-    for i, result in enumerate([failed("E", "1"), printed("ok"), failed("E", "1")], 1):
-        action = loop.on_reply("", [run_code("flaky()", f"c{i}")])
-        loop.on_result(action.step_id, result)
+    action = loop.on_reply("", [run_code("import os; os.remove('x')", "c1")])
+    loop.on_skipped(action.step_id)
+    again = loop.on_reply("", [run_code("import os; os.remove('x')", "c2")])
+    assert isinstance(again, Halt) and "(skipped by the user)" in again.reason
+
+
+def test_the_same_read_twice_ends_the_turn():
+    loop = make()
+    loop.on_reply("", [ToolCall("r1", "read_cell", {"cell": 3})])
+    loop.on_result("step-1", "x = 1")
+    again = loop.on_reply("", [ToolCall("r2", "read_cell", {"cell": "3"})])
+    assert isinstance(again, Halt) and "same step as step 1" in again.reason
+
+
+def test_a_step_that_changes_nothing_is_sent_back_once_then_ends_the_turn():
+    # The loop of the issue: a function defined, never called, proposed again and again.
+    loop = make(policy="never", limits=AgentLimits(max_steps=10))
+    first = loop.on_reply("", [run_code("def area(r):\n    return 3.14 * r * r", "c1")])
+    loop.on_result(first.step_id, printed(""))
     assert loop.halt() is None
+    told = tool_messages(loop.request().messages)[-1]["content"]
+    assert "made no progress" in told and "it only defined area, never called" in told
+    second = loop.on_reply("", [run_code("def area2(r):\n    return r ** 2 * 3.14", "c2")])
+    loop.on_result(second.step_id, printed(""))
+    halt = loop.halt()
+    assert halt == Halt("Stopped: two steps in a row showed nothing and changed no variable.")
+    assert loop.on_reply("", [run_code("area(2)", "c3")]) == halt
+    assert len(loop.steps) == 2
+
+
+@pytest.mark.parametrize(
+    ("code", "result"),
+    [
+        ("def f():\n    return 1", printed("1\n")),  # it showed something
+        ("x = 5", printed("")),  # a variable changed
+        ("import math", printed("")),  # a name bound
+        ("data.sort()", printed("")),  # a call may change data in place
+        ("%matplotlib inline", printed("")),  # IPython syntax: assumed to do something
+    ],
+)
+def test_steps_that_show_or_change_something_are_progress(code, result):
+    loop = make(policy="never")
+    first = loop.on_reply("", [run_code("def g():\n    pass", "c0")])
+    loop.on_result(first.step_id, printed(""))  # no progress: told once
+    action = loop.on_reply("", [run_code(code, "c1")])
+    loop.on_result(action.step_id, result)
+    assert loop.halt() is None
+    told = tool_messages(loop.request().messages)[-1]["content"]
+    assert "made no progress" not in told
+    # And the count starts again: one idle step after it is only told, not stopped.
+    idle = loop.on_reply("", [run_code("def h():\n    pass", "c2")])
+    loop.on_result(idle.step_id, printed(""))
+    assert loop.halt() is None
+
+
+def test_code_that_fails_the_guard_rails_is_never_offered():
+    loop = make(policy="never")
+    halt = loop.on_reply("", [run_code("print(sum(x)", "c1")])
+    assert isinstance(halt, Halt)
+    assert halt.reason == (
+        "Stopped: the model's code was not run: it does not parse (line 1: '(' was never closed)."
+    )
+    assert loop.steps == []
+
+
+def test_the_small_profile_checks_names_and_says_so():
+    from chapyter_ext.guards import LiveNames, check_code
+
+    names = LiveNames({"x": [1, 2, 3]})
+    loop = make(policy="never", small=True, check=lambda c: check_code(c, names, small=True))
+    halt = loop.on_reply("", [run_code("print(mean(y))", "c1")])
+    assert isinstance(halt, Halt)
+    assert "it reads undefined name(s) mean, y" in halt.reason
+    assert "small local model could not write this" in halt.reason
+    ok = make(policy="never", small=True, check=lambda c: check_code(c, names, small=True))
+    assert isinstance(ok.on_reply("", [run_code("print(sum(x))", "c1")]), ToolStep)
+
+
+def test_a_final_answer_that_only_echoes_the_context_is_one_honest_line():
+    loop = make(
+        tools=False, small=True, context="Variables:\n- total (int): 6\n- prices (list): 3 items"
+    )
+    echo = (
+        "The current state of the notebook's kernel:\n<kernel-state>\nVariables:\n"
+        "- total (int): 6\n- prices (list): 3 items\n```"
+    )
+    answer = loop.on_reply(echo, [])
+    assert isinstance(answer, Finish)
+    assert answer.answer.startswith("The small local model only repeated its instructions")
+    fine = make(tools=False).on_reply("The mean of x is 2.", [])
+    assert fine == Finish("The mean of x is 2.")
+
+
+def test_the_bundled_model_runs_few_steps_and_waits_for_review():
+    from traitlets.config import Config
+
+    from chapyter_ext.agent.loop import small_model_notice, turn_policy
+    from chapyter_ext.config import Chapyter
+
+    settings = Chapyter(config=Config({"Chapyter": {"agent_max_steps": 10}}))
+    assert AgentLimits.from_settings(settings, small=True).max_steps == 3
+    assert AgentLimits.from_settings(settings).max_steps == 10
+    settings.agent_max_steps = 2
+    assert AgentLimits.from_settings(settings, small=True).max_steps == 2
+    assert turn_policy("never", settings, local=True) == "ask"
+    assert turn_policy("never", settings, local=False) == "never"
+    settings.local_review = False
+    assert turn_policy("never", settings, local=True) == "never"
+    notice = small_model_notice("SmolLM2", AgentLimits(max_steps=3), review=True)
+    assert "at most 3 simple steps" in notice and "(setting: Local review)" in notice
 
 
 def test_skip_tells_the_model_nothing_ran():

@@ -171,6 +171,25 @@ def post_chat(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
 
 
 @pytest.fixture
+def post_complete(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
+    """``await post_complete(body)`` -> (response, SSEReader): POST chapyter-ext/complete."""
+
+    async def post(body: dict[str, Any], reader: SSEReader | None = None, **kwargs: Any):
+        reader = reader or SSEReader()
+        response = await jp_fetch(
+            "chapyter-ext",
+            "complete",
+            method="POST",
+            body=json.dumps(body),
+            streaming_callback=reader.feed,
+            **kwargs,
+        )
+        return response, reader
+
+    return post
+
+
+@pytest.fixture
 def get_json(jp_fetch: Any) -> Callable[..., Awaitable[tuple[int, Any]]]:
     """``await get_json(*parts, method=..., body=..., params=...)`` -> (status, JSON body)."""
 

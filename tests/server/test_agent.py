@@ -136,13 +136,48 @@ async def test_stop_while_a_step_runs(browser, fake, get_json, chat_service, wai
 @pytest.mark.chapyter_config({"Chapyter": {"agent_max_steps": 3}})
 async def test_a_model_that_never_stops_halts_at_the_step_cap(browser, fake):
     counter = iter(range(100))
-    fake.default_reply = Reply(tool_calls=[run_code("print(1)")])
+    fake.script(*[Reply(tool_calls=[run_code(f"print({i})")]) for i in range(10)])
     reader = await browser.run(agent_body(), lambda step: stdout(f"{next(counter)}\n"))
     assert len(browser.steps()) == 3
     done = reader.first("done")
     assert done["halt"] and "\n" not in done["halt"]
-    assert "3" in done["halt"] and "agent_max_steps" in done["halt"]
+    assert done["halt"] == "Stopped after 3 steps (setting: Agent max steps)."
     assert done["status"] == "stopped" and len(done["steps"]) == 3
+
+
+async def test_a_model_that_repeats_itself_is_stopped_at_once(browser, fake):
+    # The loop of the issue: the same code proposed again, whatever came of it.
+    fake.default_reply = Reply(tool_calls=[run_code("def area(r):\n    return 3.14 * r * r")])
+    reader = await browser.run(agent_body(), lambda step: stdout(""))
+    assert len(browser.steps()) == 1
+    done = reader.first("done")
+    assert done["status"] == "stopped"
+    assert done["halt"].startswith("Stopped: the model asked for the same step as step 1 again")
+    # The one step that ran was sent back with the fact that it changed nothing.
+    told = json.dumps(fake.requests[-1].body["messages"][-1])
+    assert "made no progress" in told and "only defined area, never called" in told
+
+
+async def test_two_steps_in_a_row_that_change_nothing_end_the_turn(browser, fake):
+    fake.script(
+        Reply(tool_calls=[run_code("def f(x):\n    return x")]),
+        Reply(tool_calls=[run_code("def g(x):\n    return 2 * x")]),
+        Reply(tool_calls=[run_code("print(f(1))")]),
+    )
+    reader = await browser.run(agent_body(), lambda step: stdout(""))
+    assert len(browser.steps()) == 2 and len(fake.requests) == 2
+    assert reader.first("done")["halt"] == (
+        "Stopped: two steps in a row showed nothing and changed no variable."
+    )
+
+
+async def test_code_that_does_not_parse_is_never_offered(browser, fake):
+    fake.script(Reply(tool_calls=[run_code("print(sum(x)")]))
+    reader = await browser.run(agent_body(), lambda step: stdout(""))
+    assert browser.steps() == []
+    assert reader.first("done")["halt"] == (
+        "Stopped: the model's code was not run: it does not parse (line 1: '(' was never closed)."
+    )
 
 
 @pytest.mark.chapyter_config({"Chapyter": {"agent_time_limit": 1.0}})
@@ -153,7 +188,7 @@ async def test_the_time_cap_ends_a_turn_whose_step_never_returns(browser, fake, 
     assert time.monotonic() - started < 8
     done = reader.first("done")
     assert done["status"] == "stopped"
-    assert "time cap" in done["halt"] and "agent_time_limit" in done["halt"]
+    assert done["halt"] == "Stopped after 1 s (setting: Agent time limit)."
     assert chat_service.active == 0
 
 

@@ -12,8 +12,6 @@ from tornado.httpclient import HTTPClientError
 
 from chapyter_ext.testing.openai_server import Reply
 
-from .conftest import SSEReader
-
 
 def body(**extra):
     return {
@@ -25,23 +23,6 @@ def body(**extra):
         "editor": "cell-1",
         **extra,
     }
-
-
-@pytest.fixture
-def post_complete(jp_fetch):
-    async def post(data, reader=None, **kwargs):
-        reader = reader or SSEReader()
-        response = await jp_fetch(
-            "chapyter-ext",
-            "complete",
-            method="POST",
-            body=json.dumps(data),
-            streaming_callback=reader.feed,
-            **kwargs,
-        )
-        return response, reader
-
-    return post
 
 
 async def test_streams_a_clean_suggestion_through_chat(post_complete, fake, secrets):
@@ -86,7 +67,8 @@ async def test_typing_on_closes_the_upstream_call(
     jp_fetch, jp_http_port, jp_base_url, jp_auth_header, fake, ext_app, wait_until
 ):
     # jp_fetch: the server accepts connections only once its HTTP client fixture exists.
-    fake.script(Reply(content="word " * 50, chunk_size=5, chunk_delay=0.2))
+    # Code as it grows shows at once (prose would be held until its line is whole).
+    fake.script(Reply(content="upby([" + "'city', " * 50, chunk_size=5, chunk_delay=0.2))
     data = json.dumps(body()).encode()
     reader, writer = await asyncio.open_connection("127.0.0.1", jp_http_port)
     head = (

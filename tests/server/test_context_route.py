@@ -43,7 +43,7 @@ async def test_context_is_what_the_chat_sends(get_json, post_chat, fake, secrets
         "chapyter-ext", "context", method="POST", body={"snapshot": snap}
     )
     assert status == 200
-    assert preview["summary"] == "analysis.ipynb · cell 4 · selection · 2 variables · last error"
+    assert preview["summary"] == "analysis.ipynb · 4th cell · selection · 2 variables · last error"
     assert preview["chars"] == len(preview["text"]) > 0
     assert "Active cell 4 (code):\ndf.groupby('city').sum()" in preview["text"]
     assert "NameError: name 'plot' is not defined" in preview["text"]

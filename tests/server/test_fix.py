@@ -52,6 +52,7 @@ async def test_fix_of_the_failing_cell(get_json, fake, secrets):
         "kind": "fix",
         "request_sha256": request_sha256("NameError: name 'pricez' is not defined"),
         "hold": None,  # Chapyter.run_policy is "never" by default
+        "runnable": True,
     }
     (sent,) = fake.requests
     prompt = sent.messages[-1]["content"]

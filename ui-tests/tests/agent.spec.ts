@@ -1,7 +1,8 @@
 /**
  * Agent mode in the AI Chat: the model runs code in new cells of the active notebook, sees the
  * error, runs fixed code and answers from the value it printed; approval (Run, Edit, Skip);
- * "Undo this turn" removes the turn's cells in one notebook undo step.
+ * "Undo this turn" removes the turn's cells in one notebook undo step; a turn whose steps
+ * change nothing stops, with the step waiting for approval in view while text streams.
  */
 
 import {
@@ -90,7 +91,8 @@ test('the agent runs code, sees its error, fixes it and answers from the value; 
   await expect(
     steps.nth(0).locator('.jp-Chapyter-agentStepCode')
   ).not.toHaveAttribute('open');
-  const link = steps.nth(1).getByRole('button', { name: 'Cell 3' });
+  // A place, not an execution count: "3rd cell" next to JupyterLab's "[n]".
+  const link = steps.nth(1).getByRole('button', { name: '3rd cell' });
   await expect(link).toBeVisible();
   await lab.screenshot('agent-01-answer');
   await link.click();
@@ -118,7 +120,7 @@ test('the agent runs code, sees its error, fixes it and answers from the value; 
   await expect(answer).toContainText('1501 mm');
   await expect(steps).toHaveCount(2);
   await expect(
-    steps.nth(1).getByRole('button', { name: 'Cell 3' })
+    steps.nth(1).getByRole('button', { name: '3rd cell' })
   ).toBeVisible();
 
   // Undo this turn: both cells go, in one notebook undo step.
@@ -327,4 +329,74 @@ test('a model error during a turn is one line; the cells already run stay', asyn
   expect(cells).toHaveLength(1);
   expect(cells[0].outputs.map(o => o.text).join('')).toContain('step one ran');
   await lab.screenshot('agent-04-error', panel);
+});
+
+test('a turn whose steps change nothing stops; the pending step stays in view as text streams', async ({
+  lab
+}) => {
+  // The loop of the issue: functions defined and never called, one step after the other.
+  const prose = Array.from(
+    { length: 40 },
+    (_, i) => `Line ${i + 1} of my reasoning about the area of a circle.`
+  ).join('\n');
+  await model.script(
+    {
+      content: prose,
+      chunk_size: 40,
+      chunk_delay: 0.01,
+      tool_calls: [
+        {
+          name: 'run_code',
+          arguments: { code: 'def area(r):\n    return 3.14 * r * r' }
+        }
+      ]
+    },
+    runCode('def perimeter(r):\n    return 2 * 3.14 * r'),
+    runCode('print(area(2))'),
+    'never asked for'
+  );
+  const file = await agentNotebook('agent-idle');
+  await lab.openNotebook(file);
+  await lab.focusEditor(file, 'data');
+  const panel = await openAgent(lab, 'Ask before every run');
+  await ask(panel, 'What is the area of a circle of radius 2?');
+
+  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const approval = answer.getByRole('group', { name: 'Approve the step' });
+  const run = approval.getByRole('button', { name: 'Run' });
+  await expect(run).toBeVisible({ timeout: 60_000 });
+  await expect(answer).toContainText('Line 40 of my reasoning');
+  // Forty lines of text above it, and its buttons are still where the reader looks.
+  await expect(run).toBeInViewport();
+  await expect(approval.getByRole('button', { name: 'Skip' })).toBeInViewport();
+  await lab.screenshot('agent-05-pending-in-view', panel);
+  await run.click();
+  await expect(answer.getByLabel('Proposed code')).toContainText('perimeter', {
+    timeout: 60_000
+  });
+  await expect(run).toBeInViewport();
+  await run.click();
+
+  // Two steps in a row showed nothing and changed no variable: the turn ends there.
+  await expect(answer).toContainText(
+    'Stopped: two steps in a row showed nothing and changed no variable.',
+    { timeout: 60_000 }
+  );
+  await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
+  const cells = agentCells(await lab.cells(file));
+  expect(cells.map(c => c.source)).toEqual([
+    'def area(r):\n    return 3.14 * r * r',
+    'def perimeter(r):\n    return 2 * 3.14 * r'
+  ]);
+  // The model was told once that the first step changed nothing, and never asked again
+  // after the second.
+  const requests = await model.chatRequests();
+  expect(requests).toHaveLength(2);
+  expect(JSON.stringify(requests[1].body.messages)).toContain(
+    'made no progress'
+  );
+  await expect(answer.getByRole('button', { name: 'Run' })).toHaveCount(0);
+  // Next to "Undo this turn", nothing says that the cells stay.
+  await expect(answer).not.toContainText('already run stay');
+  await lab.screenshot('agent-06-idle-stop', panel);
 });

@@ -67,7 +67,7 @@ test('Fix sends the code and traceback, shows a diff; Reject leaves the cell; Ex
   // A second proposal for the same cell is refused with one line.
   await fix.click();
   await expect(bar.locator('.jp-Chapyter-errorStatus')).toHaveText(
-    'A proposal for cell 2 is already open.'
+    'A proposal for the 2nd cell is already open.'
   );
   expect(await model.chatRequests()).toHaveLength(1);
 
@@ -77,11 +77,11 @@ test('Fix sends the code and traceback, shows a diff; Reject leaves the cell; Ex
   expect(after.source).toBe(BAD);
   expect(after.chapyter).toBeNull();
 
-  // Explain: the chat opens and streams an answer to "Explain why cell 2 failed".
+  // Explain: the chat opens and streams an answer to "Explain why the 2nd cell failed".
   await model.script('The name `undefined_zz` is used before it is defined.');
   await bar.getByRole('button', { name: 'Explain', exact: true }).click();
   const chat = lab.page.locator('#jp-chapyter-chat');
-  await expect(chat).toContainText('Explain why cell 2 failed', {
+  await expect(chat).toContainText('Explain why the 2nd cell failed', {
     timeout: 30_000
   });
   await expect(chat).toContainText('is used before it is defined', {
@@ -159,7 +159,7 @@ test('a cause in an earlier cell is proposed there', async ({ lab }) => {
   await expect(review).toBeVisible();
   await expect(use.locator('.jp-Chapyter-review')).toHaveCount(0);
   await expect(use.locator('.jp-Chapyter-errorStatus')).toContainText(
-    'The cause is in cell 2'
+    'The cause is in the 2nd cell'
   );
   const sent = JSON.stringify((await model.chatRequests())[0].body.messages);
   expect(sent).toContain("sales = {'amount': 1}");
@@ -197,7 +197,7 @@ test('Edit with AI asks for an instruction and shows a diff', async ({
   expect((await lab.cell(file, 'loop')).source).toBe(loop);
 });
 
-test('a chat code block like an existing cell offers Apply to cell N, as a diff', async ({
+test('a chat code block like an existing cell offers Apply to the Nth cell, as a diff', async ({
   lab
 }) => {
   const loop = 'total = 0\nfor v in [1, 2, 3]:\n    total += v\nprint(total)';
@@ -212,7 +212,7 @@ test('a chat code block like an existing cell offers Apply to cell N, as a diff'
   await model.script(`Add 4 to the list:\n\n${fenced(better)}`);
   await lab.command('chapyter-ext:ask-chat', { text: 'include 4 too' });
   const chat = lab.page.locator('#jp-chapyter-chat');
-  const apply = chat.getByRole('button', { name: 'Apply to cell 2' });
+  const apply = chat.getByRole('button', { name: 'Apply to the 2nd cell' });
   await expect(apply).toBeVisible({ timeout: 30_000 });
   await apply.click();
   const cell = await lab.cellLocator(file, 'loop');
@@ -227,4 +227,49 @@ test('a chat code block like an existing cell offers Apply to cell N, as a diff'
   expect(after.source).toBe(better);
   expect(after.id).toBe('loop');
   expect(after.chapyter!.changes[0]).toMatchObject({ kind: 'edit' });
+});
+
+test('what fails the guard rails is never offered: a broken fix is one line, a broken block is Copy only', async ({
+  lab
+}) => {
+  const file = await createNotebook('fix-guarded', [
+    { id: 'load', source: LOAD_EXT },
+    { id: 'bad', source: BAD }
+  ]);
+  await lab.openNotebook(file);
+  await lab.runCell(file, 'load');
+  await lab.runCell(file, 'bad');
+  const cell = await lab.cellLocator(file, 'bad');
+  const bar = cell.locator('.jp-Chapyter-errorActions');
+
+  // A proposal that does not parse: no diff to accept, one line saying so.
+  await model.script(fixAnswer('bad', 'print(undefined_zz + 1', 'Fixed.'));
+  await bar.getByRole('button', { name: 'Fix', exact: true }).click({
+    timeout: 60_000
+  });
+  await expect(bar.locator('.jp-Chapyter-errorStatus')).toHaveText(
+    "The model's proposal is not offered: it does not parse " +
+      "(line 1: '(' was never closed). Try again."
+  );
+  await expect(cell.locator('.jp-Chapyter-review')).toHaveCount(0);
+  expect((await lab.cell(file, 'bad')).source).toBe(BAD);
+
+  // In the chat, the server's verdict decides each block's buttons.
+  await model.script(
+    `Either:\n\n${fenced(GOOD)}\n\nor:\n\n${fenced('print(undefined_zz')}`
+  );
+  await lab.command('chapyter-ext:ask-chat', { text: 'how do I fix it?' });
+  const chat = lab.page.locator('#jp-chapyter-chat');
+  const blocks = chat.locator('.jp-Chapyter-codeBlock');
+  await expect(blocks).toHaveCount(2, { timeout: 30_000 });
+  await expect(
+    blocks.nth(0).getByRole('button', { name: 'Insert and run' })
+  ).toBeVisible();
+  const broken = blocks.nth(1);
+  await expect(broken.getByRole('button', { name: 'Copy' })).toBeVisible();
+  await expect(broken.getByRole('button', { name: /Insert/ })).toHaveCount(0);
+  await expect(broken).toContainText(
+    "Not offered to run: it does not parse (line 1: '(' was never closed)."
+  );
+  await lab.screenshot('fix-08-guarded', chat);
 });

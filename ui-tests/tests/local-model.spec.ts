@@ -380,7 +380,7 @@ test.describe('local model', () => {
           below?.chapyter?.role === 'generated' &&
           prompt.executionState === 'idle' &&
           prompt.outputs.some(o =>
-            o.text.includes('inserted below for review')
+            o.text.includes('it waits for your review (setting: Local review)')
           );
         const failed =
           prompt.executionState === 'idle' &&

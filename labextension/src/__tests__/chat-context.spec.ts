@@ -104,7 +104,7 @@ describe('previewContext', () => {
       sent.push(s);
       return {
         text: 'Notebook: analysis.ipynb',
-        summary: 'analysis.ipynb · cell 4 · 1 variable',
+        summary: 'analysis.ipynb · 4th cell · 1 variable',
         chars: 24,
         rules: [{ path: 'AGENTS.md', chars: 120 }]
       };
@@ -112,7 +112,7 @@ describe('previewContext', () => {
     expect(sent).toEqual([snap]);
     expect(context).toEqual({
       text: 'Notebook: analysis.ipynb',
-      summary: 'analysis.ipynb · cell 4 · 1 variable',
+      summary: 'analysis.ipynb · 4th cell · 1 variable',
       chars: 24,
       rules: [{ path: 'AGENTS.md', chars: 120 }],
       snapshot: snap

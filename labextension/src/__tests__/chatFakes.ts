@@ -204,7 +204,7 @@ export async function flush(times = 10): Promise<void> {
 
 export const CONTEXT: IChatContext = {
   text: 'Notebook: a.ipynb\nActive cell 2 (code)',
-  summary: 'a.ipynb · cell 2 · 3 variables',
+  summary: 'a.ipynb · 2nd cell · 3 variables',
   chars: 38,
   snapshot: {
     path: 'a.ipynb',

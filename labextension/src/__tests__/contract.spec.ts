@@ -5,6 +5,7 @@ import * as path from 'path';
 
 import {
   acceptedChange,
+  codeBlockKey,
   codeSha256,
   findGeneratedIndex,
   findPromptIndex,
@@ -132,6 +133,14 @@ describe('hashes', () => {
     'codeSha256(%j)',
     (_code, c: any) => {
       expect(codeSha256(c.code)).toBe(c.sha256);
+    }
+  );
+
+  it.each(table(VECTORS.code_block_key, c => c.code))(
+    'codeBlockKey(%j)',
+    (_code, c: any) => {
+      expect(codeBlockKey(c.code)).toBe(c.key);
+      expect(codeBlockKey(c.normalized)).toBe(c.key);
     }
   );
 });

@@ -1,12 +1,15 @@
 /**
  * The steps of an agent turn under its answer in the chat: each compact (what it did, one
- * line of outcome, a "Cell N" link that scrolls to the cell and selects it, the code folded
+ * line of outcome, a "5th cell" link that scrolls to the cell and selects it, the code folded
  * away), a step waiting for approval with its code and Run / Edit / Skip, and "Undo this
- * turn". Nodes are kept per step and updated in place, so an edit in progress survives the
- * redraws of a streaming answer. The code shown for approval is the string Run runs (as the
- * cell will hold it, invisible characters shown), or the editor's text after Edit.
+ * turn". The step waiting for approval is drawn in {@link StepsView.pending}, which the
+ * message puts after the answer's text: text streaming in above never pushes its buttons
+ * out of view. Nodes are kept per step and updated in place, so an edit in progress survives
+ * the redraws of a streaming answer. The code shown for approval is the string Run runs (as
+ * the cell will hold it, invisible characters shown), or the editor's text after Edit.
  */
 
+import { ordinal } from '../cellNames';
 import { button, element } from '../chat/dom';
 import { cellCode } from '../contract';
 import { invisibleWarning, showCode } from '../untrusted/render';
@@ -86,14 +89,10 @@ class StepView {
     this._result = element('details', 'jp-Chapyter-agentStepResult');
     this._resultPre = element('pre', '', { 'aria-label': 'Result' });
     this._result.append(element('summary', '', {}, 'Result'), this._resultPre);
-    this._approval = element('div', 'jp-Chapyter-agentApproval');
-    this.node.append(
-      line,
-      this._outcome,
-      this._code,
-      this._result,
-      this._approval
-    );
+    this._approval = element('div', 'jp-Chapyter-agentApproval', {
+      role: 'group'
+    });
+    this.node.append(line, this._outcome, this._code, this._result);
   }
 
   readonly node: HTMLElement;
@@ -111,9 +110,12 @@ class StepView {
     const position = this._cellId ? this._host.position(this._cellId) : 0;
     this._link.hidden = !this._cellId;
     this._link.disabled = position === 0;
-    this._link.textContent = position ? `Cell ${position}` : 'cell removed';
+    // A place, not an execution count: "3rd cell" next to JupyterLab's "[15]".
+    this._link.textContent = position
+      ? `${ordinal(position)} cell`
+      : 'cell removed';
     this._link.title = position
-      ? `Scroll to cell ${position} and select it`
+      ? `Scroll to the ${ordinal(position)} cell of the notebook (counted from the top) and select it`
       : 'The cell is no longer in the notebook';
     const approval = live && state === 'approval';
     this._code.hidden = !step.code || approval;
@@ -128,28 +130,57 @@ class StepView {
       this._shownResult = result;
       showCode(this._resultPre, result);
     }
-    if (approval && live && step.op === 'call') {
-      this._drawCallApproval(step);
-    } else if (approval && live) {
-      this._drawApproval(step);
-    } else if (this._approvalFor) {
-      this._approvalFor = null;
-      this._approval.textContent = '';
+    if (approval && live) {
+      if (step.op === 'call') {
+        this._drawCallApproval(step, index);
+      } else {
+        this._drawApproval(step, index);
+      }
+      // After the answer's text: streaming text never pushes the buttons out of view.
+      if (this._approval.parentElement !== this._host.pending) {
+        this._host.pending.appendChild(this._approval);
+      }
+    } else {
+      if (this._approvalFor) {
+        this._approvalFor = null;
+        this._approval.textContent = '';
+      }
+      this._approval.remove();
     }
     this._approval.hidden = !approval;
   }
 
+  /** Take the step's approval box off the page (the view is going away). */
+  dispose(): void {
+    this._approval.remove();
+  }
+
   /**
-   * Start the approval box of `step`: its lead line (the model's purpose, or the server and
-   * tool of a call) and the policy's reasons. False when it is already drawn for this step.
+   * Start the approval box of `step` (the `index`th): what it wants, its lead line (the
+   * model's purpose, or the server and tool of a call) and the policy's reasons. False when
+   * it is already drawn for this step.
    */
-  private _startApproval(step: IAgentStep, lead: string): boolean {
+  private _startApproval(
+    step: IAgentStep,
+    index: number,
+    wants: string,
+    lead: string
+  ): boolean {
     if (this._approvalFor === step.id) {
       return false;
     }
     this._approvalFor = step.id;
     const box = this._approval;
     box.textContent = '';
+    box.setAttribute('aria-label', `Step ${index + 1} waits for approval`);
+    box.appendChild(
+      element(
+        'div',
+        'jp-Chapyter-agentApprovalTitle',
+        {},
+        `Step ${index + 1} ${wants}:`
+      )
+    );
     if (lead) {
       box.appendChild(element('div', 'jp-Chapyter-agentPurpose', {}, lead));
     }
@@ -211,8 +242,10 @@ class StepView {
     return { group, run };
   }
 
-  private _drawApproval(step: IAgentStep): void {
-    if (!this._startApproval(step, step.purpose)) {
+  private _drawApproval(step: IAgentStep, index: number): void {
+    if (
+      !this._startApproval(step, index, 'wants to run this code', step.purpose)
+    ) {
       return;
     }
     // The one string shown and run: as the cell will hold it.
@@ -259,11 +292,11 @@ class StepView {
   }
 
   /** A server tool's call waiting for Run / Skip: the server, the tool, the arguments. */
-  private _drawCallApproval(step: IAgentStep): void {
+  private _drawCallApproval(step: IAgentStep, index: number): void {
     const where = step.server
       ? `MCP server “${step.server}” · tool “${step.label.split(' · ').pop()}”`
       : `Tool “${step.label}”`;
-    if (!this._startApproval(step, where)) {
+    if (!this._startApproval(step, index, 'wants to call a tool', where)) {
       return;
     }
     // Exactly what the server will send: the arguments as JSON.
@@ -321,6 +354,7 @@ export class StepsView {
     });
     this._footer.append(this._undo, this._undoNote);
     this.node.append(this._list, this._footer);
+    this.pending = element('div', 'jp-Chapyter-agentPending');
     _host.agent.cellsChanged.connect(this._onCellsChanged, this);
     this.update();
   }
@@ -329,10 +363,20 @@ export class StepsView {
   dispose(): void {
     cancelAnimationFrame(this._frame);
     this._host.agent.cellsChanged.disconnect(this._onCellsChanged, this);
+    for (const view of this._views) {
+      view.dispose();
+    }
+    this.pending.remove();
   }
 
   /** The view's node. */
   readonly node: HTMLElement;
+
+  /**
+   * Where the step waiting for approval is drawn: after the answer's text (the message
+   * view places it), so its Run / Edit / Skip stay in view while text streams.
+   */
+  readonly pending: HTMLElement;
 
   /** Draw the steps as they are now. */
   update(): void {

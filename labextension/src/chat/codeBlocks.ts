@@ -1,13 +1,17 @@
 /**
  * The buttons under each code block of a rendered answer: Insert below, Insert and run, Copy
  * (and Apply to cell N). They are given the block's source from the Markdown lexer, never
- * read from the page, so they act on exactly the code shown. They only report what was
- * asked; the message view decides what that does.
+ * read from the page, so they act on exactly the code shown. A block the server's guard
+ * rails refused (its verdict) gets Copy only, with one line saying why. They only report
+ * what was asked; the message view decides what that does.
  */
 
 import { addBelowIcon, copyIcon, runIcon } from '@jupyterlab/ui-components';
 
 import { button, element } from './dom';
+
+/** Why the bundled model's code is not offered to run at once, as every feature says it. */
+export const REVIEW_HOLD = 'waits for your review (setting: Local review)';
 
 /** What the buttons under a code block do. */
 export interface ICodeBlockHandlers {
@@ -22,6 +26,8 @@ export interface ICodeBlockHandlers {
    * model's code is inserted to be read before it runs).
    */
   reviewNote?: string | null;
+  /** The server's verdict on `code` (null: none, e.g. an older answer). */
+  verdict?(code: string): { runnable: boolean; problem: string } | null;
 }
 
 /** The bar of buttons under a code block whose source is `code`; null for blank code. */
@@ -36,6 +42,7 @@ export function codeButtons(
     role: 'group',
     'aria-label': 'Code actions'
   });
+  const verdict = handlers.verdict?.(code) ?? null;
   const insert = button(
     'jp-Chapyter-codeAction',
     'Insert below',
@@ -72,6 +79,19 @@ export function codeButtons(
       setTimeout(() => (text.textContent = 'Copy'), 1500);
     }
   });
+  if (verdict && !verdict.runnable) {
+    // Not offered as runnable: it can be copied and read, and the line says why.
+    bar.append(
+      copy,
+      element(
+        'span',
+        'jp-Chapyter-codeRefusedNote',
+        {},
+        `Not offered to run: ${verdict.problem || 'it did not pass the checks'}.`
+      )
+    );
+    return bar;
+  }
   bar.append(insert, ...(review ? [] : [run]), copy);
   if (review) {
     bar.appendChild(element('span', 'jp-Chapyter-codeReviewNote', {}, review));

@@ -57,6 +57,21 @@ export interface IDoneEvent {
   halt?: string;
   /** The tokens (and cost) the reply used, when the endpoint reported them. */
   usage?: IUsage;
+  /** The server's verdicts on the answer's code blocks (absent: it has none). */
+  checks?: ICodeCheck[];
+}
+
+/**
+ * The server's verdict on one code block of an answer: whether it may be offered to run
+ * (`chapyter_ext.guards`), and why not.
+ */
+export interface ICodeCheck {
+  /** `codeBlockKey` of the block's source. */
+  block_id: string;
+  /** Whether it passed: the browser offers to run only such a block. */
+  runnable: boolean;
+  /** Why it did not (a few words), or "". */
+  problem: string;
 }
 
 /**
@@ -172,6 +187,26 @@ export const BAD_RESPONSE = 'bad_response';
 
 function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
+}
+
+/** The code-block verdicts of a `done` event or a stored message; malformed ones dropped. */
+export function codeChecks(value: unknown): ICodeCheck[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value
+    .filter(
+      v =>
+        v &&
+        typeof v === 'object' &&
+        typeof v.block_id === 'string' &&
+        typeof v.runnable === 'boolean'
+    )
+    .map(v => ({
+      block_id: v.block_id as string,
+      runnable: v.runnable as boolean,
+      problem: str(v.problem)
+    }));
 }
 
 /** The step records of a `done` event or a stored message; malformed entries are dropped. */
@@ -301,6 +336,9 @@ export function decodeEvent(event: IServerSentEvent): ChatEvent | null {
       const usage = parseUsage(d.usage);
       if (usage) {
         done.usage = usage;
+      }
+      if (Array.isArray(d.checks)) {
+        done.checks = codeChecks(d.checks);
       }
       return done;
     }

@@ -8,11 +8,12 @@ import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import type { StepsView } from '../agent/steps';
+import { codeBlockKey } from '../contract';
 import { applyOffer } from '../fix/chatApply';
 import { CodeActions } from './actions';
 import { usageText } from './usage';
 import { AnswerView } from './answer';
-import { ICodeBlockHandlers } from './codeBlocks';
+import { ICodeBlockHandlers, REVIEW_HOLD } from './codeBlocks';
 import { element } from './dom';
 import { IChatMessage } from './tokens';
 
@@ -60,7 +61,12 @@ export class MessageView {
     if (this._steps) {
       this.node.appendChild(this._steps.node);
     }
-    this.node.append(this._body, this._footer);
+    this.node.append(this._body);
+    if (this._steps) {
+      // The step waiting for approval comes after the text: streaming never hides it.
+      this.node.appendChild(this._steps.pending);
+    }
+    this.node.append(this._footer);
     if (role === 'assistant') {
       this._answer = new AnswerView({
         languages: _panel.languages,
@@ -211,12 +217,21 @@ export class MessageView {
    * Apply to cell N under every code block of the answer.
    */
   private _buttons(note: string | null): ICodeBlockHandlers {
+    const checks = this.message.checks ?? [];
     return {
       insert: (code, run) =>
         void this._panel.insertCode(code, this.message, run),
       copy: code => this._panel.actions.copy(code),
       reviewNote: note,
-      applyOffer: code => applyOffer(code, { model: this.message.model ?? '' })
+      verdict: code => {
+        const key = codeBlockKey(code);
+        return checks.find(check => check.block_id === key) ?? null;
+      },
+      applyOffer: code =>
+        applyOffer(code, {
+          model: this.message.model ?? '',
+          hold: note ? REVIEW_HOLD : null
+        })
     };
   }
 

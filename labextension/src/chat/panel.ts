@@ -15,6 +15,7 @@ import { agentControls, IAgentControls, policyLabel } from '../agent/controls';
 import { StepsView } from '../agent/steps';
 import { CodeActions } from './actions';
 import { usageText } from './usage';
+import { REVIEW_HOLD } from './codeBlocks';
 import { button, element } from './dom';
 import { MessageView } from './messageView';
 import { ChatModel } from './model';
@@ -31,8 +32,8 @@ const TRY_ID = 'jp-chapyter-chat-try';
 
 /** Said under code blocks (and on the empty chat) when the model is review-first. */
 export const REVIEW_NOTE =
-  'Review first: its code is inserted below, not run; read it, then run the cell (Shift+Enter). ' +
-  'Chapyter.local_review turns this off.';
+  `Its code ${REVIEW_HOLD}: it is inserted below, not run; read it, then run the cell ` +
+  '(Shift+Enter).';
 
 /** Requests a person can try on an empty chat. */
 const SUGGESTIONS = [

@@ -3,7 +3,7 @@
  * signals, so `model.ts` keeps only the state machine and its notifications.
  */
 
-import { ChatEvent, BAD_RESPONSE, stepRecords } from './events';
+import { ChatEvent, BAD_RESPONSE, codeChecks, stepRecords } from './events';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
 import { addUsage, IUsage, parseUsage } from './usage';
 
@@ -88,6 +88,9 @@ export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
   if (usage) {
     message.usage = usage;
   }
+  if (Array.isArray(data.checks)) {
+    message.checks = codeChecks(data.checks);
+  }
   return message;
 }
 
@@ -148,6 +151,9 @@ export function applyEvent(
       }
       if (event.halt) {
         reply.halt = event.halt;
+      }
+      if (event.checks) {
+        reply.checks = event.checks;
       }
       if (event.messageId) {
         reply.id = event.messageId;

@@ -5,7 +5,7 @@
 
 import { IUsage } from './usage';
 import type { INotebookSnapshot } from './context';
-import type { ChatEvent, IStepRecord } from './events';
+import type { ChatEvent, ICodeCheck, IStepRecord } from './events';
 
 /** Plugin ids of the chat. */
 export namespace ChatPluginIDs {
@@ -102,6 +102,11 @@ export interface IChatMessage {
   halt?: string;
   /** Answers: the tokens (and cost) it used, when the endpoint reported them. */
   usage?: IUsage;
+  /**
+   * The server's verdicts on the answer's code blocks: a block with a verdict that did not
+   * pass is not offered to run. Absent (older answers): no verdicts.
+   */
+  checks?: ICodeCheck[];
 }
 
 /** The body of `GET chapyter-ext/history` (and of the other history calls). */
@@ -256,7 +261,7 @@ export interface IChatClient {
 export interface IContextPreview {
   /** The context text the model gets (assembled and redacted by the server). */
   text: string;
-  /** The chip, e.g. "data.ipynb · cell 4 · 12 variables · last error". */
+  /** The chip, e.g. "data.ipynb · 4th cell · 12 variables · last error". */
   summary: string;
   /** Length of `text`. */
   chars: number;

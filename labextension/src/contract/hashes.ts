@@ -31,3 +31,17 @@ export function requestSha256(request: string): string {
 export function codeSha256(code: string): string {
   return sha256Hex(code);
 }
+
+/**
+ * The key of a code block of a chat answer, as the server computes it: sha256 of the code
+ * normalised as a request, with the indentation (spaces and tabs) all its non-blank lines
+ * share removed.
+ */
+export function codeBlockKey(code: string): string {
+  const lines = normalizeRequest(code).split('\n');
+  const indents = lines
+    .filter(line => line !== '')
+    .map(line => line.length - line.replace(/^[ \t]+/, '').length);
+  const margin = indents.length ? Math.min(...indents) : 0;
+  return sha256Hex(lines.map(line => line.slice(margin)).join('\n'));
+}

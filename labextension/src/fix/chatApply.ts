@@ -16,9 +16,16 @@ export interface IApplyOffer {
 
 /** Who answers the chat's question (null: no Fix plugin, no offer). */
 export const chatApplier: {
-  current:
-    ((code: string, origin: { model: string }) => IApplyOffer | null) | null;
+  current: ((code: string, origin: IApplyOrigin) => IApplyOffer | null) | null;
 } = { current: null };
+
+/** Where an applied code block comes from. */
+export interface IApplyOrigin {
+  /** The model that wrote it. */
+  model: string;
+  /** Why it must not be offered as "Accept and run" (review first), or null. */
+  hold?: string | null;
+}
 
 /**
  * The offer for a code block whose source (from the Markdown lexer, as shown) is `code`, or
@@ -27,7 +34,7 @@ export const chatApplier: {
  */
 export function applyOffer(
   code: string,
-  origin: { model: string }
+  origin: IApplyOrigin
 ): IApplyOffer | null {
   return chatApplier.current?.(cellCode(code), origin) ?? null;
 }

@@ -38,10 +38,16 @@ export interface IFixProposal {
   /** sha256 of the instruction or the error line. */
   request_sha256: string;
   /**
-   * Why the proposal is not offered as "Accept and run" (`Chapyter.run_policy`), one line;
-   * null or absent when it may run at once.
+   * Why the proposal is not offered as "Accept and run", one line naming the setting (the
+   * bundled model's review first, `Chapyter.run_policy`); null or absent when it may run at
+   * once.
    */
   hold?: string | null;
+  /**
+   * False: nothing is offered (the answer failed the guard rails, or the small model could
+   * not write one that passes); `explanation` is the one line saying so.
+   */
+  runnable?: boolean;
 }
 
 /** Ask the server for a proposal; rejects with a `ServerAPIError` (one line). */

@@ -3,6 +3,8 @@
  * define it, a line diff of a proposal, and how alike two pieces of code are. No DOM.
  */
 
+import { cellName } from '../cellNames';
+
 /** One code cell, as the finder reads the notebook. */
 export interface ICellCode {
   /** The cell's id. */
@@ -214,7 +216,7 @@ export function similarCell(
   return best;
 }
 
-/** The "Cell N" a user reads for a 0-based index. */
+/** The cell a user reads for a 0-based index: "the 5th cell" (never taken for `[5]`). */
 export function cellLabel(index: number): string {
-  return `cell ${index + 1}`;
+  return cellName(index + 1);
 }

@@ -162,6 +162,12 @@ async function propose(
     say(cell, (error as Error).message);
     return;
   }
+  if (proposal.runnable === false) {
+    // Nothing that passes the checks: one line, never a diff to accept.
+    release(id);
+    say(cell, proposal.explanation);
+    return;
+  }
   bar?.setStatus('');
   const changed = cellOf(panel, proposal.cell_id) ?? cell;
   if (changed !== cell) {
@@ -199,7 +205,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
       const error = cellError(cell);
       const index = panel.content.widgets.indexOf(cell);
       if (!error) {
-        say(cell, `${cellLabel(index)} has no error to fix.`);
+        say(cell, `There is no error to fix in ${cellLabel(index)}.`);
         return;
       }
       const cells = codeCells(panel);
@@ -213,7 +219,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
     };
     const explain = (panel: NotebookPanel, cell: Cell) => {
       const index = panel.content.widgets.indexOf(cell);
-      const text = `Explain why cell ${index + 1} failed and how to fix it.`;
+      const text = `Explain why ${cellLabel(index)} failed and how to fix it.`;
       errorBarOf(cell)?.setStatus('');
       void commands.execute(ASK_CHAT, { text }).catch(error => {
         say(cell, `Could not ask the chat: ${(error as Error).message}`);
@@ -364,7 +370,8 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
             explanation: 'Proposed in the AI Chat.',
             model: origin.model,
             kind: 'edit',
-            request_sha256: requestSha256(code)
+            request_sha256: requestSha256(code),
+            hold: origin.hold ?? null
           });
         }
       };

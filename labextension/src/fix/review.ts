@@ -118,7 +118,7 @@ export class DiffReview extends Widget {
         this._choose('reject');
       }
     });
-    // Code the run policy holds back is accepted, read, then run by the user.
+    // Code held back (review first, the run policy) is accepted, read, then run by the user.
     const hold = proposal.hold ?? null;
     bar.append(accept, ...(hold ? [] : [run]), reject);
     this.node.append(title);
@@ -132,7 +132,7 @@ export class DiffReview extends Widget {
           'span',
           'jp-Chapyter-reviewHold',
           {},
-          `Not offered to run: ${hold} (setting: Chapyter.run_policy).`
+          `Not offered to run: ${hold}.`
         )
       );
     }

@@ -1,7 +1,8 @@
-"""Checking a small model's candidate against the kernel before it is accepted (it is never
-run to find out): names, columns, methods and keywords that exist, no made-up data, what the
+"""Checking model code against the kernel before it is offered (it is never run to find out):
+names, columns, methods and keywords that exist, no made-up data, and for ``%%ai`` what the
 request asks for; with cheap repairs (a conventional import, the requested name, the summary's
-values copied back dropped, the right first line kept)."""
+values copied back dropped, the right first line kept). The kernel is read through
+:class:`~.names.KernelNames`: live in the kernel, or the chat's snapshot on the server."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .prompt import _STOP
+from .names import KernelNames, LiveNames
+
+# Words that are never a column's name in a request ("the mean of a into b").
+STOP_WORDS = frozenset(
+    {"a", "an", "the", "of", "in", "into", "to", "from", "with", "and", "or", "by", "is", "are"}
+    | {"that", "which", "this", "at", "for", "on", "it", "its"}
+)
 
 
 @dataclass(frozen=True)
@@ -34,9 +41,16 @@ _CONVENTIONAL_IMPORTS = {
 }
 
 
-def check_candidate(code: str, namespace: Mapping[str, Any], request: str = "") -> Candidate:
-    """Check ``code`` against the kernel's ``namespace`` (and the ``request``) without
-    running it.
+def check_candidate(
+    code: str,
+    namespace: Mapping[str, Any] | KernelNames,
+    request: str = "",
+    *,
+    original: str = "",
+    shorten: bool = True,
+) -> Candidate:
+    """Check ``code`` against the kernel's names (``namespace``: the live namespace, or a
+    :class:`~.names.KernelNames`) and the ``request`` without running it.
 
     Refused: code that does not parse (after IPython's transforms) or calls ``%%ai``; code that
     does nothing (only comments, ``pass`` or a bare constant); names read that are neither in
@@ -52,12 +66,16 @@ def check_candidate(code: str, namespace: Mapping[str, Any], request: str = "") 
     Statements that re-bind an existing variable to literal data (a small model copies the
     summary's values back) are dropped first. When the whole code fails, its longest run of
     leading statements that passes is taken instead: a small model often writes the right
-    first line and then goes on.
+    first line and then goes on (``shorten``; never for ``original``). ``original``: the
+    user's own code the answer changes (Fix, Edit): its statements are the user's, never
+    dropped nor refused as made up.
     """
-    code = _drop_made_up(code, namespace)
-    code = _into_target(code, namespace, request)
-    first = _check(code, namespace, request)
-    if first.problem is None:
+    names = namespace if isinstance(namespace, KernelNames) else LiveNames(namespace)
+    mine = _Original.of(original, names)
+    code = _drop_made_up(code, names, mine.statements)
+    code = _into_target(code, names, request)
+    first = _check(code, names, request, mine)
+    if first.problem is None or original or not shorten:
         return first
     lines = code.split("\n")
     tree = _parse_transformed(code)
@@ -65,13 +83,77 @@ def check_candidate(code: str, namespace: Mapping[str, Any], request: str = "") 
         return first
     for node in reversed(tree.body[1:]):
         prefix = "\n".join(lines[: node.lineno - 1]).rstrip()
-        shorter = _check(prefix, namespace, request)
+        shorter = _check(prefix, names, request, mine)
         if shorter.problem is None:
             return shorter
     return first
 
 
-def _into_target(code: str, namespace: Mapping[str, Any], request: str) -> str:
+@dataclass(frozen=True)
+class _Original:
+    """The user's code an answer changes: its statements (normalised), the existing variables
+    it reads, the names and columns it sets at the top level; and the kernel's data variables
+    (which an answer must not overwrite unless the code did)."""
+
+    statements: frozenset[str] = frozenset()
+    reads: frozenset[str] = frozenset()
+    binds: frozenset[str] = frozenset()
+    keys: frozenset[tuple[str, str]] = frozenset()
+    data: frozenset[str] = frozenset()
+    given: bool = False
+
+    @classmethod
+    def of(cls, code: str, namespace: KernelNames) -> _Original:
+        tree = _parse_transformed(code) if code.strip() else None
+        if tree is None:
+            return cls()
+        names = _Names()
+        names.visit(tree)
+        targets = _top_targets(tree)
+        data = frozenset(n for n in namespace.names() if namespace.is_data(n))
+        return cls(
+            frozenset(ast.unparse(node) for node in tree.body),
+            frozenset(n for n in names.read if namespace.has(n) and namespace.is_data(n)),
+            frozenset(t.id for t in targets if isinstance(t, ast.Name)),
+            frozenset(
+                k for t in targets if isinstance(t, ast.Subscript) and (k := _literal_key(t))
+            ),
+            data,
+            True,
+        )
+
+    def problem(self, tree: ast.Module, names: _Names) -> str | None:
+        """What a change drops that the code it changes had (a variable it read, a name or a
+        column it set), or a variable of the kernel it overwrites that the code did not: a fix
+        changes what the error needs, not what the cell is about."""
+        if not self.given:
+            return None
+        dropped = sorted(self.reads - names.read)
+        if dropped:
+            return f"it no longer uses {', '.join(dropped)}"
+        bound = {t.id for t in _top_targets(tree) if isinstance(t, ast.Name)}
+        unset = sorted(self.binds - bound) + [
+            f"{name}[{key!r}]" for name, key in sorted(self.keys - names.assigned_keys)
+        ]
+        if unset:
+            return f"it no longer sets {', '.join(unset)}"
+        overwritten = sorted((bound & self.data) - self.binds)
+        if overwritten:
+            return f"it overwrites {', '.join(overwritten)}"
+        return None
+
+
+def _top_targets(tree: ast.Module) -> list[ast.expr]:
+    """The targets of the top-level assignments of ``tree``."""
+    return [
+        target
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    ]
+
+
+def _into_target(code: str, namespace: KernelNames, request: str) -> str:
     """The request says where the result goes ("mean of price into avg") and the code puts
     it in one new variable of its own naming: rename that variable."""
     target = requested_target(request)
@@ -87,7 +169,7 @@ def _into_target(code: str, namespace: Mapping[str, Any], request: str) -> str:
         for node in tree.body
         if isinstance(node, ast.Assign)
         for t in node.targets
-        if isinstance(t, ast.Name) and t.id not in namespace
+        if isinstance(t, ast.Name) and not namespace.has(t.id)
     ]
     if len(set(new)) != 1 or target in names.read:
         return code
@@ -112,7 +194,7 @@ def _rename(code: str, old: str, new: str) -> str:
     return "\n".join(lines)
 
 
-def _drop_made_up(code: str, namespace: Mapping[str, Any]) -> str:
+def _drop_made_up(code: str, namespace: KernelNames, mine: frozenset[str] = frozenset()) -> str:
     tree = _parse_transformed(code)
     if tree is None:
         return code
@@ -121,8 +203,9 @@ def _drop_made_up(code: str, namespace: Mapping[str, Any]) -> str:
     for node in tree.body:
         if (
             isinstance(node, ast.Assign)
+            and ast.unparse(node) not in mine
             and _is_literal_data(node.value, namespace)
-            and all(isinstance(t, ast.Name) and t.id in namespace for t in node.targets)
+            and all(isinstance(t, ast.Name) and namespace.has(t.id) for t in node.targets)
         ):
             drop.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
     if not drop or len(drop) == len(lines):
@@ -130,7 +213,9 @@ def _drop_made_up(code: str, namespace: Mapping[str, Any]) -> str:
     return "\n".join(line for i, line in enumerate(lines) if i not in drop)
 
 
-def _check(code: str, namespace: Mapping[str, Any], request: str) -> Candidate:
+def _check(
+    code: str, namespace: KernelNames, request: str, mine: _Original = _Original()
+) -> Candidate:
     from ..prompts import CodeSyntaxError, check_syntax
 
     try:
@@ -158,10 +243,12 @@ def _check(code: str, namespace: Mapping[str, Any], request: str) -> Candidate:
     named = _named_variables(request, namespace)
     problem = (
         _import_problem(tree)
+        or _operand_problem(tree, names, namespace)
         or _column_problem(tree, names, namespace)
         or _named_columns_problem(request, names, named, namespace)
-        or _clobber_problem(tree, namespace, made_up_ok=not named)
-        or _request_problem(request, code, names, named)
+        or _clobber_problem(tree, namespace, made_up_ok=not named, mine=mine.statements)
+        or (_request_problem(request, code, names, named) if request else None)
+        or mine.problem(tree, names)
     )
     return Candidate(code, problem)
 
@@ -174,17 +261,10 @@ _TARGET = re.compile(
 _NOT_NAMES = frozenset({"a", "an", "the", "of", "that", "which", "with", "to", "for", "from"})
 
 
-def _named_variables(request: str, namespace: Mapping[str, Any]) -> set[str]:
+def _named_variables(request: str, namespace: KernelNames) -> set[str]:
     """Existing variables (not modules, not hidden) the request mentions by name."""
     words = set(re.findall(r"[A-Za-z_]\w*", request))
-    return {
-        word
-        for word in words
-        if word in namespace
-        and not word.startswith("_")
-        and type(namespace[word]).__name__ != "module"
-        and not callable(namespace[word])
-    }
+    return {word for word in words if namespace.is_data(word)}
 
 
 _COMPARISON = re.compile(r"(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)")
@@ -242,21 +322,21 @@ def _find_spec(name: str) -> object | None:
 
 
 def _named_columns_problem(
-    request: str, names: _Names, named: set[str], namespace: Mapping[str, Any]
+    request: str, names: _Names, named: set[str], namespace: KernelNames
 ) -> str | None:
     """The request names columns of the DataFrames it is about (those it names, else all):
     the code must use them."""
     words = set(re.findall(r"[A-Za-z_]\w*", request))
-    frames = {name for name in named if _columns(namespace[name]) is not None} or {
+    frames = {name for name in named if namespace.columns(name) is not None} or {
         name
-        for name, value in namespace.items()
-        if not name.startswith("_") and _columns(value) is not None
+        for name in namespace.names()
+        if not name.startswith("_") and namespace.columns(name) is not None
     }
     for frame in sorted(frames):
-        for column in sorted(_columns(namespace[frame]) or ()):
+        for column in sorted(namespace.columns(frame) or ()):
             if column not in words or column in names.strings | names.attributes:
                 continue
-            article = column.lower() in _STOP
+            article = column.lower() in STOP_WORDS
             near_operator = re.search(
                 rf"(?:[-+*/<>=]\s*\b{re.escape(column)}\b|\b{re.escape(column)}\s*[-+*/<>=])",
                 request,
@@ -429,25 +509,66 @@ def _literal_key(node: ast.Subscript) -> tuple[str, str] | None:
     return None
 
 
-def _columns(value: Any) -> set[str] | None:
-    """The column names of a pandas DataFrame (without importing pandas), else None."""
-    cls = type(value)
-    if cls.__name__ != "DataFrame" or not cls.__module__.startswith("pandas"):
-        return None
-    try:
-        return {str(c) for c in value.columns}
-    except Exception:
-        return None
+# Arithmetic no container supports (``+`` and ``*`` concatenate and repeat; ``%`` formats text).
+_NO_CONTAINER_OPS = {ast.Sub: "-", ast.Div: "/", ast.FloorDiv: "//", ast.Pow: "**"}
+_CONTAINERS = (list, tuple, dict, set, frozenset, str)
 
 
-def _column_problem(tree: ast.Module, names: _Names, namespace: Mapping[str, Any]) -> str | None:
+_NUMBERS = (int, float, bool)
+# Builtins that take a sequence (their first argument is iterated).
+_TAKES_SEQUENCE = frozenset(
+    {"sum", "len", "sorted", "list", "tuple", "set", "max", "min", "enumerate", "any", "all"}
+)
+
+
+def _operand_problem(tree: ast.Module, names: _Names, namespace: KernelNames) -> str | None:
+    """An existing variable used in a way its type refuses: arithmetic on a container
+    (``nums / 2``), text added to a number (``total + 'x'``), a number iterated
+    (``sum(total)``)."""
+
+    def kind(node: ast.expr) -> type | None:
+        if isinstance(node, ast.Name) and node.id not in names.defined:
+            return namespace.value_type(node.id)
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, str)
+        ):
+            return str
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return {"str": str, "repr": str}.get(node.func.id)
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and type(node.op) in _NO_CONTAINER_OPS:
+            for side in (node.left, node.right):
+                found = kind(side) if isinstance(side, ast.Name) else None
+                if found is not None and found in _CONTAINERS:
+                    op = _NO_CONTAINER_OPS[type(node.op)]
+                    return f"{ast.unparse(side)} is a {found.__name__}: it has no {op}"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = kind(node.left), kind(node.right)
+            if {left, right} & {str} and {left, right} & set(_NUMBERS):
+                return "it adds text and a number"
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _TAKES_SEQUENCE
+            and node.func.id not in names.defined
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+            and kind(node.args[0]) in _NUMBERS
+        ):
+            return f"{node.args[0].id} is a number: {node.func.id}() needs a sequence"
+    return None
+
+
+def _column_problem(tree: ast.Module, names: _Names, namespace: KernelNames) -> str | None:
     rebound = names.defined
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             key = _literal_key(node)
             if key is None or key in names.assigned_keys or key[0] in rebound:
                 continue
-            columns = _columns(namespace.get(key[0]))
+            columns = namespace.columns(key[0])
             if columns is not None and key[1] not in columns:
                 return f"{key[0]} has no column {key[1]!r}"
         elif isinstance(node, ast.Call) and (bad := _missing_column_method(node, names, namespace)):
@@ -460,18 +581,16 @@ def _column_problem(tree: ast.Module, names: _Names, namespace: Mapping[str, Any
             frame = node.value.id
             if frame in rebound or not isinstance(node.ctx, ast.Load):
                 continue
-            value = namespace.get(frame)
-            columns = _columns(value)
+            columns = namespace.columns(frame)
             if columns is None or node.attr in columns or (frame, node.attr) in names.assigned_keys:
                 continue
-            if not hasattr(type(value), node.attr):
+            kind = namespace.value_type(frame)
+            if kind is not None and not hasattr(kind, node.attr):
                 return f"{frame} has no column or attribute {node.attr!r}"
     return None
 
 
-def _missing_column_method(
-    call: ast.Call, names: _Names, namespace: Mapping[str, Any]
-) -> str | None:
+def _missing_column_method(call: ast.Call, names: _Names, namespace: KernelNames) -> str | None:
     """``df['col'].method(...)`` where an existing DataFrame's column has no such method
     (``sales['city'].lower()``: that is ``.str.lower()``)."""
     func = call.func
@@ -480,34 +599,31 @@ def _missing_column_method(
     key = _literal_key(func.value)
     if key is None or key[0] in names.defined or key in names.assigned_keys:
         return None
-    columns = _columns(namespace.get(key[0]))
-    if columns is None or key[1] not in columns:
+    column = namespace.column_type(key[0], key[1])
+    if column is None:
         return None
-    try:
-        column = namespace[key[0]][key[1]]
-    except Exception:
-        return None
-    return None if hasattr(type(column), func.attr) else func.attr
+    return None if hasattr(column, func.attr) else func.attr
 
 
-def _missing_method(func: ast.expr, names: _Names, namespace: Mapping[str, Any]) -> bool:
+def _missing_method(func: ast.expr, names: _Names, namespace: KernelNames) -> bool:
     """``x.method(...)`` where ``x`` is an existing module or variable that has no such
     attribute (``df.append`` in pandas 2, ``pd.to_csv``). Looked up on the type, except for
     modules and DataFrame columns, so no property of the user's object runs."""
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
         return False
     name, attr = func.value.id, func.attr
-    if name not in namespace or (name, attr) in names.assigned_keys:
+    if not namespace.has(name) or (name, attr) in names.assigned_keys:
         return False
-    value = namespace[name]
-    if type(value).__name__ == "module":
-        return not hasattr(value, attr)
-    if attr in (_columns(value) or ()):
+    if namespace.is_module(name):
+        module = namespace.module(name)
+        return module is not None and not hasattr(module, attr)
+    if attr in (namespace.columns(name) or ()):
         return False
-    return not hasattr(type(value), attr)
+    kind = namespace.value_type(name)
+    return kind is not None and not hasattr(kind, attr)
 
 
-def _unknown_keyword(call: ast.Call, names: _Names, namespace: Mapping[str, Any]) -> str | None:
+def _unknown_keyword(call: ast.Call, names: _Names, namespace: KernelNames) -> str | None:
     """A keyword argument the called method or module function does not take
     (``df.drop(columns=[...], on_index=...)``); None when it cannot be told."""
     import inspect
@@ -516,11 +632,10 @@ def _unknown_keyword(call: ast.Call, names: _Names, namespace: Mapping[str, Any]
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
         return None
     name = func.value.id
-    if name not in namespace or name in names.defined:
+    if not namespace.has(name) or name in names.defined:
         return None
-    value = namespace[name]
-    owner = value if type(value).__name__ == "module" else type(value)
-    target = getattr(owner, func.attr, None)
+    owner = namespace.module(name) if namespace.is_module(name) else namespace.value_type(name)
+    target = getattr(owner, func.attr, None) if owner is not None else None
     if target is None or not callable(target):
         return None
     try:
@@ -538,7 +653,7 @@ def _unknown_keyword(call: ast.Call, names: _Names, namespace: Mapping[str, Any]
 _LITERALS = (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set)
 
 
-def _is_literal_data(node: ast.expr, namespace: Mapping[str, Any]) -> bool:
+def _is_literal_data(node: ast.expr, namespace: KernelNames) -> bool:
     """A literal container, or a constructor called with literal containers
     (``pd.DataFrame({...})``, ``np.array([...])``); not a method of an existing variable
     (``df.rename(columns={...})`` works on the data)."""
@@ -549,11 +664,7 @@ def _is_literal_data(node: ast.expr, namespace: Mapping[str, Any]) -> bool:
     root = node.func
     while isinstance(root, ast.Attribute):
         root = root.value
-    if (
-        isinstance(root, ast.Name)
-        and root.id in namespace
-        and type(namespace[root.id]).__name__ != "module"
-    ):
+    if isinstance(root, ast.Name) and namespace.has(root.id) and not namespace.is_module(root.id):
         return False
     values = [*node.args, *(k.value for k in node.keywords)]
     return all(isinstance(v, _LITERALS) for v in values) and any(
@@ -562,12 +673,18 @@ def _is_literal_data(node: ast.expr, namespace: Mapping[str, Any]) -> bool:
 
 
 def _clobber_problem(
-    tree: ast.Module, namespace: Mapping[str, Any], *, made_up_ok: bool
+    tree: ast.Module,
+    namespace: KernelNames,
+    *,
+    made_up_ok: bool,
+    mine: frozenset[str] = frozenset(),
 ) -> str | None:
     for node in tree.body:
+        if ast.unparse(node) in mine:
+            continue  # the user's own statement, kept from the code the answer changes
         if isinstance(node, ast.Assign) and _is_literal_data(node.value, namespace):
             for target in node.targets:
-                if isinstance(target, ast.Name) and target.id in namespace:
+                if isinstance(target, ast.Name) and namespace.has(target.id):
                     return f"it replaces the existing {target.id} with made-up data"
             if not made_up_ok and isinstance(node.value, ast.Call):
                 return "it makes up data instead of using the variables named"

@@ -1,0 +1,37 @@
+"""The guard rails for everything a model writes that a feature shows or runs, in one place.
+
+- :mod:`.verdict`: whether code may be offered as runnable (``check_code``): it parses as an
+  IPython cell; with the small-model profile, the names and columns it reads exist
+  (:mod:`.check`, also ``%%ai``'s candidate check), read through :mod:`.names` (the live
+  namespace, or the chat's snapshot on the server).
+- :mod:`.repair`: cheap repairs of a failing cell from its error (typos, one past the end,
+  brackets), for the small model's Fix.
+- :mod:`.review`: review first with the bundled model.
+- :mod:`.answers`: chat and Explain answers that echo their instructions; unmatched fences;
+  each code block's verdict.
+- :mod:`.suggestions`: inline completion suggests code or nothing.
+"""
+
+from .check import Candidate, check_candidate, requested_target
+from .names import KernelNames, LiveNames, SnapshotNames, snapshot_names
+from .repair import Repair, repairs
+from .review import REVIEW_NOTE, review_first
+from .verdict import Verdict, check_code, same_code, syntax_problem
+
+__all__ = [
+    "REVIEW_NOTE",
+    "Candidate",
+    "KernelNames",
+    "LiveNames",
+    "Repair",
+    "SnapshotNames",
+    "Verdict",
+    "check_candidate",
+    "check_code",
+    "repairs",
+    "requested_target",
+    "review_first",
+    "same_code",
+    "snapshot_names",
+    "syntax_problem",
+]
