@@ -32,7 +32,10 @@ _ORDERED = {
     "run_policy": ("ask", "risky", "never"),
 }
 #: Caps: a lower value is stricter.
-_CAPS = frozenset({"agent_max_steps", "agent_time_limit", "agent_result_chars", "fix_retries"})
+_CAPS = frozenset(
+    {"agent_max_steps", "agent_local_max_steps", "agent_time_limit", "agent_result_chars"}
+    | {"fix_retries"}
+)
 #: The config files whose ``Chapyter`` section counts (server, any Jupyter app, IPython, kernels).
 _FILES = ("jupyter_config", "jupyter_server_config", "ipython_config", "ipython_kernel_config")
 

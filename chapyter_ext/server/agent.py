@@ -446,9 +446,7 @@ class AgentService:
                 check=check,
                 small=small,
             )
-            turn = AgentTurn(
-                self, setup, loop, policy=policy, capabilities=found, names=names
-            )
+            turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found, names=names)
             if locked != asked:
                 lock = (
                     f"Your administrator requires approval policy "

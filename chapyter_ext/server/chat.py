@@ -34,7 +34,7 @@ from ..small_model.prompt import (
     SMALL_CONTEXT_BUDGET,
     uses_small_prompt,
 )
-from .events import Done, Start, Token, TokenRedactor
+from .events import Start, Token, TokenRedactor
 from .history import (
     ChatMessage,
     HistoryError,

@@ -151,15 +151,14 @@ class SSEReader:
         return [data["text"] for event, data, _ in self.events if event == "token"]
 
 
-@pytest.fixture
-def post_chat(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
-    """``await post_chat(body)`` -> (response, SSEReader): POST chapyter-ext/chat, streamed."""
+def _streamed_post(jp_fetch: Any, route: str) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
+    """``await post(body)`` -> (response, SSEReader): POST chapyter-ext/<route>, streamed."""
 
     async def post(body: dict[str, Any], reader: SSEReader | None = None, **kwargs: Any):
         reader = reader or SSEReader()
         response = await jp_fetch(
             "chapyter-ext",
-            "chat",
+            route,
             method="POST",
             body=json.dumps(body),
             streaming_callback=reader.feed,
@@ -168,25 +167,18 @@ def post_chat(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
         return response, reader
 
     return post
+
+
+@pytest.fixture
+def post_chat(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
+    """``await post_chat(body)`` -> (response, SSEReader): POST chapyter-ext/chat, streamed."""
+    return _streamed_post(jp_fetch, "chat")
 
 
 @pytest.fixture
 def post_complete(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
-    """``await post_complete(body)`` -> (response, SSEReader): POST chapyter-ext/complete."""
-
-    async def post(body: dict[str, Any], reader: SSEReader | None = None, **kwargs: Any):
-        reader = reader or SSEReader()
-        response = await jp_fetch(
-            "chapyter-ext",
-            "complete",
-            method="POST",
-            body=json.dumps(body),
-            streaming_callback=reader.feed,
-            **kwargs,
-        )
-        return response, reader
-
-    return post
+    """``await post_complete(body)``: POST chapyter-ext/complete, streamed."""
+    return _streamed_post(jp_fetch, "complete")
 
 
 @pytest.fixture
