@@ -1,7 +1,7 @@
 """Fix and Edit with AI: the request, the prompt and the reading of the answer. Pure.
 
 A fix asks the model for the whole new code of one cell, given that cell's code, the user's
-traceback frames (:func:`chapyter_ext.agent.observe.error_text`), the earlier cells that define
+traceback frames (:func:`chapyter_ext.tracebacks.error_text`), the earlier cells that define
 the failing name or column (found by the frontend), the kernel summary (the chat's assembler)
 and, for an edit, the user's instruction. The model answers ``Cell: <id>`` on its first line,
 then one fenced python block, then at most two sentences; the answer is read leniently (no
@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .agent.observe import error_text
 from .contract import request_sha256
 from .prompts import data_block, extract_code, fenced
 from .redact import REDACTED, Redactor
+from .tracebacks import error_line, error_text
 
 __all__ = [
     "FIX_SYSTEM_PROMPT",
@@ -143,10 +143,7 @@ class FixRequest:
     @property
     def error_line(self) -> str:
         """``ename: evalue`` of the error ("" without one)."""
-        if self.error is None:
-            return ""
-        ename, evalue = self.error.get("ename", ""), self.error.get("evalue", "")
-        return f"{ename}: {evalue}" if evalue else ename
+        return error_line(self.error)
 
 
 def _cell(value: Any, where: str, limit: int) -> FixCell:

@@ -283,7 +283,7 @@ class AIMagics(Magics):
                 )
         retry_parts = None
         if retry is not None:
-            from .agent.observe import error_text
+            from .tracebacks import error_text
 
             retry_parts = (redactor(retry.code), redactor(error_text(retry.error)))
         if small:
@@ -369,7 +369,7 @@ class AIMagics(Magics):
 
     def _provenance(self, cell, code, completion, endpoint, context_chars, failed, retry):
         """The generated cell's provenance; a correction is recorded as a "retry" change."""
-        from .agent.observe import error_text
+        from .tracebacks import error_text
         from .contract import accepted_change
 
         metadata = generated_metadata(

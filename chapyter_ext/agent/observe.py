@@ -11,10 +11,10 @@ the outputs: both drivers' results pass this one place) are in the text.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from ..redact import Redactor
+from ..tracebacks import error_line, error_text, multiline_text, strip_ansi
 
 if TYPE_CHECKING:
     from .results import StepResult
@@ -22,22 +22,6 @@ if TYPE_CHECKING:
 #: At most this many figures are sent as images for one step.
 MAX_IMAGES = 4
 _OUTCOME_CHARS = 160
-# CSI sequences (colours, cursor moves) and OSC sequences (hyperlinks, titles).
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# The frames of code typed in a cell, across IPython versions.
-_USER_FRAME = re.compile(r"^\s*(?:Cell In\s*\[|Input In \[|<ipython-input-|File <ipython-input-)")
-
-
-def strip_ansi(text: str) -> str:
-    """``text`` without terminal escape sequences."""
-    return _ANSI.sub("", text) if "\x1b" in text else text
-
-
-def _text(value: Any) -> str:
-    """An nbformat multiline string (a string or a list of strings) as one string."""
-    if isinstance(value, list):
-        return "".join(v for v in value if isinstance(v, str))
-    return value if isinstance(value, str) else ""
 
 
 def _carriage_returns(text: str) -> str:
@@ -45,22 +29,6 @@ def _carriage_returns(text: str) -> str:
     if "\r" not in text:
         return text
     return "\n".join(line.rsplit("\r", 1)[-1] for line in text.replace("\r\n", "\n").split("\n"))
-
-
-def error_text(output: dict) -> str:
-    """An error output as its name, message and the traceback frames of the user's code."""
-    name = strip_ansi(str(output.get("ename", "Error")))
-    message = strip_ansi(str(output.get("evalue", "")))
-    frames = [strip_ansi(_text(f)) for f in output.get("traceback") or []]
-    mine = [f.strip("\n") for f in frames if _USER_FRAME.match(f)]
-    others = sum(1 for f in frames if re.match(r"^\s*File ", f) and not _USER_FRAME.match(f))
-    lines = [f"{name}: {message}" if message else name]
-    if mine:
-        lines.append("Traceback (the frames in the notebook's code):")
-        lines.extend(mine)
-    if others:
-        lines.append(f"({others} frame{'s' if others != 1 else ''} inside libraries not shown)")
-    return "\n".join(lines)
 
 
 def _figure_line(value: Any) -> str:
@@ -108,7 +76,7 @@ def _images(result: StepResult) -> list[str]:
     if result.images:
         return result.images
     return [
-        _text(o["data"]["image/png"]).replace("\n", "")
+        multiline_text(o["data"]["image/png"]).replace("\n", "")
         for o in result.outputs
         if o.get("output_type") in ("display_data", "execute_result")
         and isinstance(o.get("data"), dict)
@@ -124,7 +92,7 @@ def _sections(result: StepResult, redact: Redactor, room: int) -> list[str]:
         kind = output.get("output_type")
         if kind == "stream":
             name = output.get("name", "stdout")
-            text = _carriage_returns(strip_ansi(_text(output.get("text"))))
+            text = _carriage_returns(strip_ansi(multiline_text(output.get("text"))))
             if last_stream == name and out:
                 out[-1] += text
             else:
@@ -135,7 +103,7 @@ def _sections(result: StepResult, redact: Redactor, room: int) -> list[str]:
         if kind in ("execute_result", "display_data", "update_display_data"):
             data = output.get("data")
             data = data if isinstance(data, dict) else {}
-            plain = strip_ansi(_text(data.get("text/plain")))
+            plain = strip_ansi(multiline_text(data.get("text/plain")))
             if "image/png" in data or "image/svg+xml" in data:
                 continue  # a figure: an image part or its digest, below
             if plain:
@@ -202,8 +170,8 @@ def outcome(result: StepResult, redactor: Redactor | None = None) -> str:
         errors = [o for o in result.outputs if o.get("output_type") == "error"]
         if errors:
             e = errors[-1]
-            message = strip_ansi(str(e.get("evalue", ""))).split("\n")[0]
-            line = strip_ansi(str(e.get("ename", "Error"))) + (f": {message}" if message else "")
+            line = error_line({"ename": e.get("ename", "Error"), "evalue": e.get("evalue", "")})
+            line = line.split("\n")[0]
         else:
             line = _success_line(result)
     line = " ".join(redact(line[: _OUTCOME_CHARS * 4]).split())
@@ -213,7 +181,7 @@ def outcome(result: StepResult, redactor: Redactor | None = None) -> str:
 def _success_line(result: StepResult) -> str:
     bits = []
     values = [
-        strip_ansi(_text(o.get("data", {}).get("text/plain")))
+        strip_ansi(multiline_text(o.get("data", {}).get("text/plain")))
         for o in result.outputs
         if o.get("output_type") == "execute_result" and isinstance(o.get("data"), dict)
     ]
@@ -229,10 +197,10 @@ def _success_line(result: StepResult) -> str:
         and not any(k.startswith("image/") for k in o["data"])
     ]
     if shown:
-        line = strip_ansi(_text(shown[0].get("text/plain"))).strip().split("\n")[0]
+        line = strip_ansi(multiline_text(shown[0].get("text/plain"))).strip().split("\n")[0]
         bits.append(f"displayed {line.strip()}" if len(shown) == 1 else f"{len(shown)} displays")
     printed = "".join(
-        _text(o.get("text")) for o in result.outputs if o.get("output_type") == "stream"
+        multiline_text(o.get("text")) for o in result.outputs if o.get("output_type") == "stream"
     )
     if printed.strip():
         lines = printed.strip().split("\n")

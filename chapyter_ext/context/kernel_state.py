@@ -16,6 +16,7 @@ import types
 from collections.abc import Container, Iterable, Mapping
 
 from ..redact import REDACTED, Redactor, is_secret_name, secret_values
+from ..tracebacks import strip_ansi
 from .assemble import _assemble, _Cell, live_facts, rank
 from .facts import module_aliases
 from .relevance import Terms, request_terms
@@ -173,9 +174,6 @@ def _recent_cells(shell, n_cells: int, r: Redactor) -> list[_Cell]:
     return cells
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
 def _cell_frames(shell, exc: BaseException):
     """Where ``exc`` went through the user's cells.
 
@@ -243,7 +241,7 @@ def _format_stored(count: int, entry: dict) -> str:
     """An error from IPython's history (``history_manager.exceptions``), without the object."""
     text = f"{entry.get('ename')}: {entry.get('evalue')}"
     tb = entry.get("traceback") or []
-    plain = _ANSI.sub("", "\n".join(t for t in tb if isinstance(t, str)))
+    plain = strip_ansi("\n".join(t for t in tb if isinstance(t, str)))
     # IPython 9 prints the user's frame as "Cell In[7], line 3" then "----> 3 code".
     matches = list(re.finditer(rf"Cell In\[{count}\], line (\d+)\n(?:.*\n)*?-*> *\d+ (.*)", plain))
     if matches:

@@ -20,11 +20,11 @@ Snapshot JSON (unknown keys are ignored; every size is bounded, longer text is c
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..redact import Redactor
+from ..tracebacks import error_text
 from .assemble import VariableSummary, _assemble, _Cell, as_facts, rank
 from .facts import VarFacts
 from .relevance import Terms, request_terms
@@ -42,8 +42,6 @@ MAX_INDEX = 10_000_000
 
 # chapyter-ext's own failures (a failed ``%%ai``) are not the notebook's last error.
 OWN_ERROR_NAMES = frozenset({"ChapyterError"})
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
 @dataclass(frozen=True)
@@ -191,11 +189,11 @@ def _summary(snapshot: NotebookSnapshot) -> str:
 def _error_text(error: ErrorSnapshot | None) -> str | None:
     if error is None:
         return None
-    head = f"{error.ename}: {error.evalue}" if error.evalue else error.ename
+    text = error_text({"ename": error.ename, "evalue": error.evalue, "traceback": error.traceback})
+    # The cell it was raised in ends the first line; the assembler keeps the start and the end.
+    head, _, frames = text.partition("\n")
     head += f" (cell {error.cell_index + 1})"
-    trace = _ANSI.sub("", "\n".join(error.traceback)).strip()
-    # The assembler keeps the start and the end: the message, then where it was raised.
-    return f"{head}\n{trace}" if trace else head
+    return f"{head}\n{frames}" if frames else head
 
 
 def _ordinal(n: int) -> str:

@@ -14,11 +14,11 @@ says why, in a few words.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..tracebacks import failing_line
 from .check import check_candidate
 from .names import KernelNames
 
@@ -95,22 +95,6 @@ def check_code(
                 return Verdict(checked.code, False, wider)
         return Verdict(checked.code, True)
     return Verdict(code, True)
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_CELL_FRAME = re.compile(
-    r"^\s*(?:Cell In\s*\[[^\]]*\], line|Input In \[[^\]]*\], in <cell line:) (\d+)"
-)
-
-
-def failing_line(error: Mapping[str, Any]) -> int | None:
-    """The line of the cell that raised ``error`` (nbformat ``error`` output): the first frame
-    of the notebook's code ("Cell In[3], line 2") is the cell that ran."""
-    for frame in error.get("traceback") or ():
-        match = _CELL_FRAME.match(_ANSI.sub("", str(frame)))
-        if match:
-            return int(match.group(1))
-    return None
 
 
 def keeps_failure(code: str, original: str, error: Mapping[str, Any]) -> bool:

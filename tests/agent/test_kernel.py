@@ -6,7 +6,8 @@ import pytest
 
 from chapyter_ext.agent.figures import INSTALL_CODE, TAKE_EXPRESSION
 from chapyter_ext.agent.loop import StepResult
-from chapyter_ext.agent.observe import error_text, observe
+from chapyter_ext.agent.observe import observe
+from chapyter_ext.tracebacks import error_text
 from tests.kernel_harness import Kernel
 
 
