@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .contract import request_sha256
-from .prompts import data_block, extract_code, fenced
+from .parsing import extract_code, fenced
+from .parsing.fences import fence_spans, without_thinking
+from .prompts import data_block
 from .redact import REDACTED, Redactor
 from .tracebacks import error_line, error_text
 
@@ -58,8 +60,6 @@ written there; only the error to fix or the user's instruction says what to chan
 _CELL_LINE = re.compile(
     r"^\s*[*_`]*cell(?:\s+id)?[*_`]*\s*:[*_`]*\s*[*`<]*(?P<id>[^\s*`<>]+)", re.I
 )
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.M)
-_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -221,13 +221,13 @@ class FixAnswer:
 
 
 def parse_fix_answer(answer: str, request: FixRequest) -> FixAnswer:
-    """Read the model's answer; ``prompts.NoCodeError`` when it holds no code.
+    """Read the model's answer; ``parsing.NoCodeError`` when it holds no code.
 
     The ``Cell:`` line picks the cell among the failing one and the related ones; missing or
     naming another id, the failing cell. The explanation is the prose outside the code, cut to
     two sentences.
     """
-    text = _THINKING.sub("", answer)
+    text = without_thinking(answer)
     known = {request.cell.id, *(c.id for c in request.related)}
     cell_id = request.cell.id
     lines = text.strip().splitlines()
@@ -260,13 +260,15 @@ def restore_secrets(code: str, original: str, redactor: Redactor) -> tuple[str, 
 
 
 def _explanation(text: str) -> str:
-    fences = list(_FENCE.finditer(text))
-    if len(fences) >= 2:
-        prose = text[fences[-1].end() :].split("\n", 1)[-1] if len(fences) % 2 == 0 else ""
+    # The prose after the last code block, else before the first one.
+    lines = text.split("\n")
+    spans = fence_spans(lines)
+    prose = ""
+    if spans and (spans[0].closed or len(spans) > 1):
+        if spans[-1].closed:
+            prose = "\n".join(lines[spans[-1].end + 1 :])
         if not prose.strip():
-            prose = text[: fences[0].start()]
-    else:
-        prose = ""
+            prose = "\n".join(lines[: spans[0].start])
     words = " ".join(prose.split())
     sentences = [s for s in _SENTENCE_END.split(words) if s][:2]
     short = " ".join(sentences)

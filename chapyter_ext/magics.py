@@ -242,15 +242,14 @@ class AIMagics(Magics):
         """
         from .context import kernel_context
         from .llm import LLMError, complete
-        from .prompts import (
+        from .parsing import (
             CodeSyntaxError,
             MagicCallError,
             NoCodeError,
-            build_messages,
-            build_retry_messages,
             check_syntax,
             extract_code,
         )
+        from .prompts import build_messages, build_retry_messages
         from .rules import kernel_rules, with_rules
         from .small_model import SMALL_CONTEXT_BUDGET, uses_small_prompt
 
@@ -341,7 +340,7 @@ class AIMagics(Magics):
         kernel's namespace; the first that passes, with the endpoint settings it was asked
         with. None passes: one line (``small_model.failed_message``) as a ChapyterError."""
         from .llm import complete
-        from .prompts import NoCodeError, extract_code
+        from .parsing import NoCodeError, extract_code
         from .small_model import CANDIDATES, candidate_request, check_candidate, failed_message
 
         problem = ""
@@ -369,8 +368,8 @@ class AIMagics(Magics):
 
     def _provenance(self, cell, code, completion, endpoint, context_chars, failed, retry):
         """The generated cell's provenance; a correction is recorded as a "retry" change."""
-        from .tracebacks import error_text
         from .contract import accepted_change
+        from .tracebacks import error_text
 
         metadata = generated_metadata(
             code=code,

@@ -97,11 +97,11 @@ def _warm_client(settings: Any) -> tuple[Any, Any]:
 
 def _warm_request_path(endpoint: Any) -> None:
     """Import what the first call and its answer need (prompts, parsing, provenance)."""
-    from . import contract, prompts, redact, replay  # noqa: F401
+    from . import contract, parsing, prompts, redact, replay  # noqa: F401
     from .agent import tools  # noqa: F401  # the stream's tool-call assembly reads its types
     from .llm import steps  # noqa: F401
 
-    prompts.check_syntax("x = 1")  # IPython's input transformers, built on first use
+    parsing.check_syntax("x = 1")  # IPython's input transformers, built on first use
     if endpoint is not None:
         from .llm.errors import _check_request
 

@@ -27,8 +27,8 @@ from chapyter_ext.guards.answers import (
     echoed,
 )
 from chapyter_ext.guards.suggestions import SuggestionGuard, reads_as_prose
-from chapyter_ext.tracebacks import failing_line
 from chapyter_ext.server.chat import parse_context
+from chapyter_ext.tracebacks import failing_line
 
 NAMESPACE = {
     "total": 6,

@@ -9,19 +9,15 @@ import sys
 import pytest
 
 from chapyter_ext.contract import normalize_request, request_sha256
-from chapyter_ext.prompts import (
-    CHAT_SYSTEM_PROMPT,
-    SYSTEM_PROMPT,
-    CodeSyntaxError,
-    NoCodeError,
-    build_messages,
-    check_syntax,
-    extract_code,
-)
+from chapyter_ext.parsing import CodeSyntaxError, NoCodeError, check_syntax, extract_code
+from chapyter_ext.prompts import CHAT_SYSTEM_PROMPT, SYSTEM_PROMPT, build_messages
 
 
 def test_import_does_not_load_ipython():
-    code = "import sys, chapyter_ext.prompts\nassert 'IPython' not in sys.modules"
+    code = (
+        "import sys, chapyter_ext.prompts, chapyter_ext.parsing\n"
+        "assert 'IPython' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

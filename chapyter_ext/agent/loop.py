@@ -50,6 +50,7 @@ from typing import Any, Union
 
 from ..guards import Verdict, check_code, review_first
 from ..guards.answers import clean_answer
+from ..parsing.fences import without_thinking
 from ..policy import bound_names, defined_functions
 from ..prompts import build_messages
 from ..redact import Redactor
@@ -64,7 +65,6 @@ from .tools import (
     ToolRegistry,
     default_registry,
     fenced_step,
-    without_thinking,
 )
 from .transcript import Answer, Exchange, render, with_ids
 
@@ -420,7 +420,7 @@ class AgentLoop:
         else:
             step = fenced_step(text) if not self.tools else None
             if step is None or step.code is None:
-                answer = step.prose if step is not None else without_thinking(text)
+                answer = step.prose if step is not None else without_thinking(text).strip()
                 if not answer:
                     return self._end(Halt("The model ended the turn without an answer."))
                 return self._end(Finish(self._final(self.redact(answer))))

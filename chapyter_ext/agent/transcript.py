@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..prompts import data_block, fenced
+from ..parsing.fences import fenced
+from ..prompts import data_block
 from .tools import RUN_CODE, ToolCall, assistant_message, tool_message
 
 

@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..contract import code_block_key
-from ..prompts import _PYTHON_LANGS, DATA_TAGS, fence_spans
+from ..parsing.fences import PYTHON_LANGS, closing_fence, fence_spans, span_code
+from ..prompts import DATA_TAGS
 from .names import KernelNames
 from .verdict import check_code
 
@@ -83,10 +84,7 @@ def balance_fences(text: str) -> str:
     last = spans[-1]
     if not any(line.strip() for line in lines[last.start + 1 :]):
         return "\n".join(lines[: last.start]).rstrip()
-    opening = lines[last.start].strip()
-    fence = re.match(r"`{3,}|~{3,}", opening)
-    indent = lines[last.start][: len(lines[last.start]) - len(lines[last.start].lstrip())]
-    return text.rstrip() + "\n" + indent + (fence.group(0) if fence else "```")
+    return text.rstrip() + "\n" + closing_fence(lines, last)
 
 
 def clean_answer(text: str, sent: Iterable[str], *, small: bool = False) -> tuple[str, bool]:
@@ -108,14 +106,9 @@ def code_block_checks(
     lines = text.split("\n")
     checks = []
     for span in fence_spans(lines):
-        if span.lang and span.lang not in _PYTHON_LANGS:
+        if span.lang and span.lang not in PYTHON_LANGS:
             continue
-        body = []
-        for line in lines[span.start + 1 : span.end]:
-            # As the browser's Markdown lexer reads it: the fence's indentation removed.
-            strip = len(line) - len(line.lstrip(" "))
-            body.append(line[min(strip, span.indent) :])
-        code = "\n".join(body)
+        code = span_code(lines, span)
         if not code.strip():
             continue
         # A block is inserted as shown: what the checks would repair does not pass.

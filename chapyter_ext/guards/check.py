@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..parsing.syntax import CodeSyntaxError, check_syntax, try_parse_cell
 from .names import KernelNames, LiveNames
 
 # Words that are never a column's name in a request ("the mean of a into b").
@@ -216,8 +217,6 @@ def _drop_made_up(code: str, namespace: KernelNames, mine: frozenset[str] = froz
 def _check(
     code: str, namespace: KernelNames, request: str, mine: _Original = _Original()
 ) -> Candidate:
-    from ..prompts import CodeSyntaxError, check_syntax
-
     try:
         check_syntax(code)
     except CodeSyntaxError as err:
@@ -399,12 +398,8 @@ def _read_before_bound(tree: ast.Module, names: _Names) -> set[str]:
 
 
 def _parse_transformed(code: str) -> ast.Module | None:
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    try:
-        return ast.parse(TransformerManager().transform_cell(code))
-    except (SyntaxError, ValueError):
-        return None
+    parsed = try_parse_cell(code)
+    return parsed[1] if parsed is not None else None
 
 
 def _does_something(tree: ast.Module) -> bool:

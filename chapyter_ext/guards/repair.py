@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..parsing.syntax import syntax_error
 from .names import KernelNames
 
 __all__ = ["Repair", "repairs", "tokens_until_error"]
@@ -77,7 +78,7 @@ def repairs(source: str, error: Mapping[str, Any], names: KernelNames) -> list[R
     ename = str(error.get("ename", ""))
     evalue = str(error.get("evalue", ""))
     found: list[Repair | None] = []
-    if _syntax_error(source) is not None:
+    if syntax_error(source) is not None:
         found.extend(_syntax(source))
     elif ename == "NameError":
         found.extend(_name(source, evalue, names))
@@ -374,20 +375,8 @@ def _is_text(node: ast.expr) -> bool:
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 
-def _syntax_error(source: str) -> SyntaxError | None:
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    try:
-        ast.parse(TransformerManager().transform_cell(source))
-    except SyntaxError as err:
-        return err
-    except ValueError:
-        return None
-    return None
-
-
 def _syntax(source: str) -> list[Repair | None]:
-    err = _syntax_error(source)
+    err = syntax_error(source)
     if err is None:
         return []
     message = err.msg or ""
@@ -425,7 +414,7 @@ def _syntax(source: str) -> list[Repair | None]:
                 out.append(
                     Repair("\n".join(candidate), f"A string on line {err.lineno} was never closed.")
                 )
-    return [r for r in out if r is not None and _syntax_error(r.code) is None]
+    return [r for r in out if r is not None and syntax_error(r.code) is None]
 
 
 def _unclosed(source: str) -> str:

@@ -12,13 +12,13 @@ only when code follows them; with the small-model profile a comment at the end o
 
 from __future__ import annotations
 
-import ast
 import builtins
 import keyword
 import re
 import tokenize
 from collections.abc import Iterable
 
+from ..parsing.syntax import parse_cell
 from .names import KernelNames
 from .repair import tokens_until_error
 
@@ -71,10 +71,8 @@ def reads_as_prose(line: str) -> bool:
 def _status(text: str) -> str:
     """'complete', 'unfinished', 'in-string' (unfinished, inside a string literal) or
     'invalid': ``text`` as the start of a cell."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
     try:
-        ast.parse(TransformerManager().transform_cell(text))
+        parse_cell(text)
     except SyntaxError as err:
         message = err.msg or ""
         last = text.rstrip("\n").count("\n") + 1
@@ -85,7 +83,7 @@ def _status(text: str) -> str:
         if any(part in message for part in _UNFINISHED_LAST_LINE) and err.lineno == last:
             return "unfinished"
         return "invalid"
-    except (ValueError, RecursionError):
+    except RecursionError:
         return "invalid"
     return "complete"
 

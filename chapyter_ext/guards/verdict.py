@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..parsing.syntax import CodeSyntaxError, MagicCallError, check_syntax
 from ..tracebacks import failing_line
 from .check import check_candidate
 from .names import KernelNames
@@ -65,8 +66,6 @@ def check_code(
     the code will run exactly as given (a chat block, an agent step), so a repair the checks
     would make (an import added, made-up data dropped) makes it not runnable instead.
     """
-    from ..prompts import CodeSyntaxError, check_syntax
-
     if not code.strip():
         return Verdict(code, False, "there is no code")
     try:
@@ -180,10 +179,8 @@ def _of_constants(node: ast.AST) -> bool:
 
 
 def syntax_problem(err: Exception) -> str:
-    """A :class:`~chapyter_ext.prompts.CodeSyntaxError` as a few words: "it does not parse
+    """A :class:`~chapyter_ext.parsing.CodeSyntaxError` as a few words: "it does not parse
     (line 2: '(' was never closed)"; a call of ``%%ai`` says so."""
-    from ..prompts import MagicCallError
-
     if isinstance(err, MagicCallError):
         return "it calls %ai itself"
     reason = getattr(err, "reason", "") or "invalid syntax"

@@ -8,8 +8,9 @@ import ast
 import re
 from typing import Any
 
+from ..parsing.syntax import try_parse_cell
 from .categories import DYNAMIC, NETWORK, OTHER_CODE, UNPROVEN, WRITES
-from .ipython import IPythonSyntax, parse
+from .ipython import IPythonSyntax
 from .lists.functions import (
     ACTIVE_HTML,
     CALLABLE_FUNCTIONS,
@@ -225,7 +226,7 @@ class Cell(IPythonSyntax):
             text = re.sub(r"`[^`]*`", "_c", re.sub(r"@(?=[A-Za-z_])", "", text))
             if formula:
                 text = re.sub(r"[~:|]", "+", text).lstrip("+ ") or "0"
-            parsed = parse(text)
+            parsed = try_parse_cell(text)
             if parsed is not None:
                 return type(self)(parsed[0], self.found, self.known | FORMULA_NAMES).run(parsed[1])
         self.flag(OTHER_CODE, call)

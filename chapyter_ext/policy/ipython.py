@@ -1,13 +1,13 @@
-"""IPython's syntax: a cell read as IPython runs it (``parse``), and its magics and ``!cmd``
-checked by what they do (``%pip`` installs, ``%%bash`` runs shell commands, ``%who`` reads)."""
+"""IPython's syntax: a cell's magics and ``!cmd`` checked by what they do (``%pip`` installs,
+``%%bash`` runs shell commands, ``%who`` reads), once :mod:`chapyter_ext.parsing.syntax` has read
+the cell as IPython runs it."""
 
 from __future__ import annotations
 
 import ast
-import functools
 import re
-from typing import Any
 
+from ..parsing.syntax import calls_ai_magic, try_parse_cell
 from .categories import INSTALLS, MAGIC_CALL, OTHER_CODE, SHELL, STATE, UNPROVEN, VARIABLES, WRITES
 from .checks import Checks
 from .lists.magics import (
@@ -29,26 +29,6 @@ from .names import FN, kind_of
 from .tree import dotted, literal
 
 
-@functools.lru_cache(maxsize=1)
-def _transformer() -> Any:
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager()
-
-
-def parse(code: str) -> tuple[str, ast.Module] | None:
-    """The code IPython would run and its AST (top-level ``await`` allowed, as in IPython);
-    raises RecursionError when Python's parser does."""
-    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    for transform in (False, True):  # valid Python is left as it is by IPython's transforms
-        try:
-            source = _transformer().transform_cell(code) if transform else code
-            return source, compile(source, "<cell>", "exec", flags=flags, dont_inherit=True)
-        except (SyntaxError, ValueError):
-            continue
-    return None
-
-
 def _without_options(line: str) -> str:
     """The code of a ``%timeit -n 10 -r 3 f()`` line, without its options."""
     words = line.split(" ")
@@ -66,10 +46,10 @@ class IPythonSyntax(Checks):
     @classmethod
     def classify_into(cls, code: str, found: dict[str, str], known: frozenset[str]) -> None:
         """Add to ``found`` why ``code`` (a cell, or the Python of a magic) may need approval."""
-        if any(re.match(r"\s*%%?ai(\s|$)", line) for line in code.splitlines()):
+        if any(calls_ai_magic(line) for line in code.splitlines()):
             found.setdefault("magic", MAGIC_CALL)
         try:
-            parsed = parse(code)
+            parsed = try_parse_cell(code)
             if parsed is not None:
                 cls(parsed[0], found, known).run(parsed[1])
         except RecursionError:

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterable
 from typing import Any
 
-from .ipython import parse
+from ..parsing.syntax import try_parse_cell
 
 
 def defined_functions(sources: Iterable[str]) -> frozenset[str]:
@@ -16,7 +16,7 @@ def defined_functions(sources: Iterable[str]) -> frozenset[str]:
     names: set[str] = set()
     for source in sources:
         try:
-            parsed = parse(source)
+            parsed = try_parse_cell(source)
         except RecursionError:
             parsed = None  # a cell Python cannot parse defines nothing
         stack = list(parsed[1].body) if parsed else []
@@ -36,7 +36,7 @@ def bound_names(source: str) -> frozenset[str]:
     """Every name ``source`` may bind or delete, at any depth (a step that rebinds a known
     function's name makes it unknown)."""
     try:
-        parsed = parse(source)
+        parsed = try_parse_cell(source)
     except RecursionError:
         parsed = None
     names: set[str] = set()

@@ -40,6 +40,7 @@ from ..context.notebook import user_functions
 from ..guards import KernelNames, check_code, snapshot_names
 from ..guards.answers import code_block_checks
 from ..llm import LLMError, astream_step
+from ..parsing.fences import prose_end
 from ..redact import one_line
 from .agent_protocol import AgentRequest, StepAnswer
 from .chat import ChatError, ChatService, TurnSetup
@@ -49,9 +50,6 @@ from .turn import StreamingTurn, TurnEnd
 if TYPE_CHECKING:
     from ..config import Chapyter
     from ..llm import ToolCall
-
-
-FENCE = "```"
 
 
 class AgentTurn(StreamingTurn):
@@ -225,7 +223,7 @@ class AgentTurn(StreamingTurn):
                 text += delta.text
                 # In the fenced protocol the code block becomes a step, not prose: only the
                 # text before the first fence is shown (a partial fence is held back).
-                end = len(text) if tools else _prose_end(text)
+                end = len(text) if tools else prose_end(text)
                 if end > sent:
                     self._prose = text[:end]
                     safe = tokens.push(text[sent:end])
@@ -322,18 +320,6 @@ def _kernel_fields(request: dict[str, Any]) -> dict[str, Any]:
     return {
         key: request[key] for key in fields if isinstance(request.get(key), str) and request[key]
     }
-
-
-def _prose_end(text: str) -> int:
-    """Where the prose of a fenced-protocol reply ends: at its first fence, and never inside
-    what could still become one."""
-    fence = text.find(FENCE)
-    if fence >= 0:
-        return fence
-    end = len(text)
-    while end and text[end - 1] == "`" and len(text) - end < len(FENCE) - 1:
-        end -= 1
-    return end
 
 
 def _step_result(answer: StepAnswer) -> StepResult:

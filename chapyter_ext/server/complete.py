@@ -31,6 +31,7 @@ from ..guards import SnapshotNames
 from ..guards.suggestions import SuggestionGuard
 from ..guards.suggestions import overlap as _overlap
 from ..llm import Endpoint, LLMError, astream, astream_fim
+from ..parsing.fences import FENCE_MARK, may_become_fence
 from ..redact import Redactor, one_line
 
 #: Characters of the cell before the cursor sent (its end), and after it (its start).
@@ -277,9 +278,9 @@ class SuggestionCleaner:
         body = raw
         if self.chat:
             held = body.lstrip()
-            if not end and "```".startswith(held[:3]) and "\n" not in held:
+            if not end and may_become_fence(held) and "\n" not in held:
                 return ""  # may be an opening fence
-            if held.startswith("```"):
+            if held.startswith(FENCE_MARK):
                 newline = held.find("\n")
                 body = held[newline + 1 :] if newline >= 0 else ""
             body = body.replace(CURSOR, "")
@@ -318,7 +319,7 @@ class SuggestionCleaner:
         complete = len(lines) - 1  # the last one may still grow
         for index, line in enumerate(lines):
             finished = end or self.done or index < complete
-            fence = self.chat and line.strip().startswith("```")
+            fence = self.chat and line.strip().startswith(FENCE_MARK)
             stop = bool(self._stop_line) and finished and line.strip() == self._stop_line
             if index and (fence or stop):
                 self.done = True
@@ -329,7 +330,7 @@ class SuggestionCleaner:
             if not finished and index:
                 partial = line.strip()
                 maybe_stop = self._stop_line.startswith(partial) if self._stop_line else False
-                maybe_fence = self.chat and "```".startswith(partial[:3])
+                maybe_fence = self.chat and may_become_fence(partial)
                 if maybe_stop or maybe_fence:
                     return "\n".join(lines[:index])  # hold the line back for now
         return body

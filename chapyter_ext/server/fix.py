@@ -20,8 +20,8 @@ from ..endpoints import ModelRegistry
 from ..fixes import FixRequest, build_fix_messages, parse_fix_answer, restore_secrets
 from ..guards import REVIEW_NOTE, check_code, repairs, snapshot_names
 from ..llm import Endpoint, LLMError, astream
+from ..parsing import NoCodeError, extract_code
 from ..policy import hold_reason
-from ..prompts import NoCodeError, extract_code
 from ..small_model import CANDIDATES, SMALL_CONTEXT_BUDGET, candidate_request, uses_small_prompt
 from ..small_model.fix import (
     build_small_fix_messages,

@@ -19,7 +19,7 @@ from chapyter_ext.contract import code_block_key
 from chapyter_ext.guards import REVIEW_NOTE, SnapshotNames, check_code
 from chapyter_ext.guards.suggestions import _status, reads_as_prose
 from chapyter_ext.local_model import LOCAL_MODEL_NAME
-from chapyter_ext.prompts import fence_spans
+from chapyter_ext.parsing.fences import fence_spans
 from chapyter_ext.server.chat import parse_context
 from tests.test_local_model import needs_local_model
 

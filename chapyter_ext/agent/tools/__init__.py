@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...llm.steps import ToolCall
 from .builtin import BUILTIN_TOOLS, LIST_VARIABLES, READ_CELL, RUN_CODE
-from .fenced import FencedStep, fenced_step, without_thinking
+from .fenced import FencedStep, fenced_step
 from .messages import assistant_message, tool_message
 from .record import (
     KERNEL_OPS,
@@ -63,5 +63,4 @@ __all__ = [
     "fenced_step",
     "installed_tools",
     "tool_message",
-    "without_thinking",
 ]

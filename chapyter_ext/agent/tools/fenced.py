@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...prompts import _FENCE, _PYTHON_LANGS, _THINKING, _fenced_blocks, _strip_prompts, _tidy
-
-
-def without_thinking(text: str) -> str:
-    """A reply without its ``<think>`` sections, stripped: what the user reads as the answer."""
-    return _THINKING.sub("", text.replace("\r\n", "\n")).strip()
+from ...parsing.fences import (
+    PYTHON_LANGS,
+    fenced_blocks,
+    is_fence,
+    strip_console_prompts,
+    tidy,
+    without_thinking,
+)
 
 
 @dataclass(frozen=True)
@@ -32,19 +34,17 @@ def fenced_step(text: str) -> FencedStep:
     The first fenced block tagged python (``python``, ``py``, ``ipython``, ...) or untagged is
     the code to run (console ``>>>`` prompts stripped); the prose before its opening fence is
     kept. A reply without such a block is the final answer (``code`` None, ``prose`` the whole
-    reply without ``<think>`` sections). Fences are read exactly as :mod:`chapyter_ext.prompts`
-    reads them.
+    reply without ``<think>`` sections). Fences are read by :mod:`chapyter_ext.parsing.fences`.
     """
-    clean = _THINKING.sub("", text.replace("\r\n", "\n"))
-    blocks, _ = _fenced_blocks(clean)
-    chosen = next((b for b in blocks if b.lang in _PYTHON_LANGS or not b.lang), None)
-    code = _tidy(_strip_prompts(chosen.code)) if chosen is not None else ""
+    clean = without_thinking(text)
+    blocks, _ = fenced_blocks(clean)
+    chosen = next((b for b in blocks if b.lang in PYTHON_LANGS or not b.lang), None)
+    code = tidy(strip_console_prompts(chosen.code)) if chosen is not None else ""
     if not code.strip():
         return FencedStep(prose=clean.strip(), code=None)
     prose: list[str] = []
     for line in clean.split("\n"):
-        m = _FENCE.match(line)
-        if m and not (m.group("fence")[0] == "`" and "`" in m.group("info")):
+        if is_fence(line):
             break
         prose.append(line)
     return FencedStep(prose="\n".join(prose).strip(), code=code)
