@@ -12,7 +12,7 @@ from . import __version__
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .check import check_paths, summary_line
+    from .notebook_check import check_paths, summary_line
 
     findings, read = check_paths(args.notebooks, strict=args.strict, orphans=args.orphans)
     for finding in findings:

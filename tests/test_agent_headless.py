@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from chapyter_ext.check import check_notebook
 from chapyter_ext.contract import code_sha256
+from chapyter_ext.notebook_check import check_notebook
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 QUESTION = "What is the total of values times seven?"

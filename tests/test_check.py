@@ -12,7 +12,6 @@ import nbformat
 import pytest
 import yaml
 
-from chapyter_ext.check import check_notebook
 from chapyter_ext.cli import main
 from chapyter_ext.contract import (
     accepted_change,
@@ -24,6 +23,7 @@ from chapyter_ext.contract import (
     prompt_metadata,
     request_sha256,
 )
+from chapyter_ext.notebook_check import check_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.ipynb"))

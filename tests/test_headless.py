@@ -19,8 +19,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from chapyter_ext.check import check_notebook
 from chapyter_ext.contract import FRONTEND_MARKER, code_sha256
+from chapyter_ext.notebook_check import check_notebook
 from chapyter_ext.replay import REPLAY_LINE, identify_caller
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 

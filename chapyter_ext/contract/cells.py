@@ -22,6 +22,8 @@ __all__ = [
     "CHANGE_KINDS",
     "Generation",
     "accepted_change",
+    "cell_source",
+    "chapyter_metadata",
     "failed_check",
     "find_generated_index",
     "find_prompt_index",
@@ -192,24 +194,26 @@ def last_change(metadata: Any) -> dict | None:
 # -- links between cells (nbformat cells: dicts with id, cell_type, source, metadata) ----------
 
 
-def _source(cell: Any) -> str:
+def cell_source(cell: Any) -> str:
+    """A cell's source as one string (nbformat allows a list of lines)."""
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _chapyter(cell: Any) -> dict:
+def chapyter_metadata(cell: Any) -> dict:
+    """A cell's ``chapyter`` metadata ({} when it has none)."""
     value = (cell.get("metadata") or {}).get(METADATA_KEY)
     return value if isinstance(value, dict) else {}
 
 
 def is_prompt_cell(cell: Any) -> bool:
     """Whether a cell is a ``%%ai`` prompt cell."""
-    return cell.get("cell_type") == "code" and parse_prompt(_source(cell)) is not None
+    return cell.get("cell_type") == "code" and parse_prompt(cell_source(cell)) is not None
 
 
 def is_generated_cell(cell: Any) -> bool:
     """Whether a cell was generated (by ``%%ai`` or the chat)."""
-    return _chapyter(cell).get("role") == "generated"
+    return chapyter_metadata(cell).get("role") == "generated"
 
 
 def find_generated_index(cells: Sequence[Any], prompt_index: int) -> int:
@@ -223,9 +227,11 @@ def find_generated_index(cells: Sequence[Any], prompt_index: int) -> int:
     prompt_id = cells[prompt_index].get("id")
 
     def points_back(cell: Any) -> bool:
-        return is_generated_cell(cell) and _chapyter(cell).get("generated_from") == prompt_id
+        return (
+            is_generated_cell(cell) and chapyter_metadata(cell).get("generated_from") == prompt_id
+        )
 
-    linked = _chapyter(cells[prompt_index]).get("generated_cell")
+    linked = chapyter_metadata(cells[prompt_index]).get("generated_cell")
     if isinstance(linked, str):
         for index, cell in enumerate(cells):
             if cell.get("id") == linked:
@@ -239,7 +245,7 @@ def find_prompt_index(cells: Sequence[Any], generated_index: int) -> int:
     """Index of the prompt a generated cell came from, or -1."""
     if not 0 <= generated_index < len(cells):
         return -1
-    origin = _chapyter(cells[generated_index]).get("generated_from")
+    origin = chapyter_metadata(cells[generated_index]).get("generated_from")
     if not isinstance(origin, str):
         return -1
     return next((i for i, c in enumerate(cells) if c.get("id") == origin and is_prompt_cell(c)), -1)
@@ -247,14 +253,14 @@ def find_prompt_index(cells: Sequence[Any], generated_index: int) -> int:
 
 def is_edited(generated: Any) -> bool:
     """Whether a generated cell's code differs from what the model wrote."""
-    recorded = _chapyter(generated).get("code_sha256")
-    return isinstance(recorded, str) and recorded != code_sha256(_source(generated))
+    recorded = chapyter_metadata(generated).get("code_sha256")
+    return isinstance(recorded, str) and recorded != code_sha256(cell_source(generated))
 
 
 def is_up_to_date(prompt: Any, generated: Any) -> bool:
     """Same request hash, and the same model when the prompt names one."""
-    parsed = parse_prompt(_source(prompt))
-    meta = _chapyter(generated)
+    parsed = parse_prompt(cell_source(prompt))
+    meta = chapyter_metadata(generated)
     if parsed is None or not meta:
         return False
     if meta.get("prompt_sha256") != request_sha256(parsed.request):
@@ -265,7 +271,7 @@ def is_up_to_date(prompt: Any, generated: Any) -> bool:
 def has_syntax_error(generated: Any) -> bool:
     """Whether a generated cell still holds code that failed the syntax check when it was
     generated (not edited since): such code is never replayed as up to date."""
-    return failed_check(_chapyter(generated)) is not None and not is_edited(generated)
+    return failed_check(chapyter_metadata(generated)) is not None and not is_edited(generated)
 
 
 # -- the set_next_input payload ----------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 - :mod:`.verdict`: whether code may be offered as runnable (``check_code``): it parses as an
   IPython cell; with the small-model profile, the names and columns it reads exist
-  (:mod:`.check`, also ``%%ai``'s candidate check), read through :mod:`.names` (the live
-  namespace, or the chat's snapshot on the server).
+  (:mod:`.candidate`, also ``%%ai``'s candidate check: :mod:`.code_names` reads the code,
+  :mod:`.kernel_checks` holds it against the kernel, :mod:`.request` against the request),
+  read through :mod:`.names` (the live namespace, or the chat's snapshot on the server).
 - :mod:`.repair`: cheap repairs of a failing cell from its error (typos, one past the end,
   brackets), for the small model's Fix.
 - :mod:`.review`: review first with the bundled model.
@@ -12,9 +13,10 @@
 - :mod:`.suggestions`: inline completion suggests code or nothing.
 """
 
-from .check import Candidate, check_candidate, requested_target
+from .candidate import Candidate, check_candidate
 from .names import KernelNames, LiveNames, SnapshotNames, snapshot_names
 from .repair import Repair, repairs
+from .request import requested_target
 from .review import REVIEW_NOTE, review_first
 from .verdict import Verdict, check_code, same_code, syntax_problem
 

@@ -1,6 +1,6 @@
 """Whether model code may be offered as runnable: the one decision behind Fix, Edit, Apply to
 cell, chat code blocks, agent steps (and ``%%ai``'s small-model candidates, through
-:func:`~.check.check_candidate`).
+:func:`~.candidate.check_candidate`).
 
 Any model: the code parses as an IPython cell (IPython's transforms, ``%%ai`` calls refused)
 and, for a change of the user's code, changes something. With the small-model profile (the
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..parsing.syntax import CodeSyntaxError, MagicCallError, check_syntax
 from ..tracebacks import failing_line
-from .check import check_candidate
+from .candidate import check_candidate
 from .names import KernelNames
 
 __all__ = ["Verdict", "check_code", "same_code", "syntax_problem"]

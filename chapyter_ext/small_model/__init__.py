@@ -8,7 +8,7 @@ re-create existing data with sample values) before it is accepted; up to :data:`
 are sampled, hotter each time. Pure functions: the ``%%ai`` magic drives the loop.
 """
 
-from ..guards.check import Candidate, check_candidate, requested_target
+from ..guards import Candidate, check_candidate, requested_target
 from .prompt import (
     CANDIDATES,
     CODE_GRAMMAR,

@@ -8,7 +8,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING
 
-from ..guards.check import STOP_WORDS
+from ..guards.request import STOP_WORDS
 
 if TYPE_CHECKING:
     from ..llm import Endpoint

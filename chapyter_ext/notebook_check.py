@@ -17,6 +17,8 @@ from .contract import (
     METADATA_KEY,
     NOTEBOOK_ID_KEY,
     STORED_CHAT_KEY,
+    cell_source,
+    chapyter_metadata,
     failed_check,
     find_generated_index,
     find_prompt_index,
@@ -33,16 +35,6 @@ from .contract import (
 )
 
 __all__ = ["Finding", "check_notebook", "check_paths", "read_notebook", "summary_line"]
-
-
-def _source(cell: Any) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def _chapyter(cell: Any) -> dict:
-    value = (cell.get("metadata") or {}).get(METADATA_KEY)
-    return value if isinstance(value, dict) else {}
 
 
 # -- the checker -------------------------------------------------------------------------------
@@ -92,7 +84,7 @@ def check_notebook(
     for index, cell in enumerate(cells):
         if not is_prompt_cell(cell):
             continue
-        parsed = parse_prompt(_source(cell))
+        parsed = parse_prompt(cell_source(cell))
         if parsed is not None and parsed.error is not None:
             add(index, "error", parsed.error)
         generated = find_generated_index(cells, index)
@@ -103,7 +95,7 @@ def check_notebook(
         if not is_up_to_date(cell, cells[generated]):
             add(generated, "error", _changed_message(cell, cells[generated], index))
         elif has_syntax_error(cells[generated]):
-            reason = failed_check(_chapyter(cells[generated]))
+            reason = failed_check(chapyter_metadata(cells[generated]))
             add(
                 generated,
                 "error",
@@ -116,7 +108,7 @@ def check_notebook(
     for index, cell in enumerate(cells):
         if not is_generated_cell(cell) or index in linked:
             continue
-        meta = _chapyter(cell)
+        meta = chapyter_metadata(cell)
         if not isinstance(meta.get("generated_from"), str):
             continue  # from the chat: it has no prompt cell
         prompt = find_prompt_index(cells, index)
@@ -175,7 +167,7 @@ def _notebook_findings(nb: Any, path: str, soft: str) -> list[Finding]:
 
 def _edited_message(generated: Any, prompt_index: int) -> str:
     # An accepted fix, edit or retry rewrote code_sha256, so only edits made after it count.
-    change = last_change(_chapyter(generated))
+    change = last_change(chapyter_metadata(generated))
     since = (
         f"its accepted {change.get('kind')} (generated from cell {prompt_index + 1})"
         if change is not None
@@ -185,8 +177,8 @@ def _edited_message(generated: Any, prompt_index: int) -> str:
 
 
 def _changed_message(prompt: Any, generated: Any, prompt_index: int) -> str:
-    parsed = parse_prompt(_source(prompt))
-    meta = _chapyter(generated)
+    parsed = parse_prompt(cell_source(prompt))
+    meta = chapyter_metadata(generated)
     assert parsed is not None
     if meta.get("prompt_sha256") != request_sha256(parsed.request):
         return (
