@@ -154,11 +154,13 @@ def test_loopback_serves_fim_streamed_and_whole() -> None:
 def test_kernel_names_list_columns_keys_and_signatures() -> None:
     import pandas as pd
 
-    from chapyter_ext.completion_names import MAX_NAMES, completion_names
+    from chapyter_ext.context import completion_names
+    from chapyter_ext.context.kernel_state import COMPLETION_NAMES
 
     def scale(values, factor=2):
         return values
 
+    secret = "sk-live-COMPLETION0123456789abcdef"
     namespace = {
         "pd": pd,
         "weather": pd.DataFrame({"city": ["Oslo"], "temp_c": [3]}),
@@ -166,15 +168,25 @@ def test_kernel_names_list_columns_keys_and_signatures() -> None:
         "scale": scale,
         "_hidden": 1,
         "In": [],
+        # IPython's own helpers and a secret: the chat's filter and redaction apply.
+        "get_ipython": lambda: None,
+        "exit": object(),
+        "API_KEY": secret,
+        "settings": {secret: 1},
+        "shown": "hidden value",
     }
-    names = {n["name"]: n for n in completion_names(namespace)}
-    assert set(names) == {"weather", "config", "scale"}
+    names = {n["name"]: n for n in completion_names(namespace, {"shown": "hidden value"})}
+    assert set(names) == {"weather", "config", "scale", "API_KEY", "settings"}
     assert names["weather"]["summary"] == "1 rows; columns: city, temp_c"
     assert names["config"]["summary"] == "1 keys: 'threshold'"
     assert names["scale"]["summary"] == "scale(values, factor=2)"
+    assert names["API_KEY"]["summary"] == "<redacted>"
+    assert (
+        secret not in names["settings"]["summary"] and "<redacted>" in names["settings"]["summary"]
+    )
     many = {f"v{i}": i for i in range(500)}
     listed = completion_names(many)
-    assert len(listed) == MAX_NAMES and listed[0]["name"] == "v499"  # newest first
+    assert len(listed) == COMPLETION_NAMES and listed[0]["name"] == "v499"  # newest first
 
 
 def test_suggestion_redactor_streams_code_but_never_half_a_secret() -> None:

@@ -21,7 +21,8 @@ Everything here is pure, cheap and bounded:
 
 The modules: :mod:`.values` (one value's summary), :mod:`.frames` (pandas), :mod:`.facts`
 (with :mod:`.tables` and :mod:`.containers`), :mod:`.relevance`, :mod:`.selection`,
-:mod:`.kernel_state` (a live IPython shell: variables, recent cells, the last error),
+:mod:`.kernel_state` (a live IPython shell: variables, recent cells, the last error; the
+chat's and inline completion's lists of the kernel's names),
 :mod:`.assemble` (THE assembler, one budget), :mod:`.notebook` (the chat's notebook snapshot,
 assembled by the same assembler; imported on use, by the server).
 """
@@ -31,12 +32,19 @@ from __future__ import annotations
 from ..redact import REDACTED, is_secret_name, redact
 from .assemble import build_context
 from .frames import summarize_dataframe
-from .kernel_state import describe_variables, kernel_context, last_error_summary, user_variables
+from .kernel_state import (
+    completion_names,
+    describe_variables,
+    kernel_context,
+    last_error_summary,
+    user_variables,
+)
 from .values import summarize_value
 
 __all__ = [
     "REDACTED",
     "build_context",
+    "completion_names",
     "describe_variables",
     "is_secret_name",
     "kernel_context",

@@ -361,3 +361,57 @@ def module_aliases(user_ns: Mapping[str, Any], limit: int = 40) -> list[tuple[st
             if len(out) >= limit:
                 break
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The short form inline completion reads (run in the kernel after every cell: names only)
+
+#: Characters per completion summary, and columns or keys listed in one.
+COMPLETION_SUMMARY = 200
+COMPLETION_ITEMS = 30
+
+
+def _clip_summary(text: str) -> str:
+    return text if len(text) <= COMPLETION_SUMMARY else text[: COMPLETION_SUMMARY - 1] + "…"
+
+
+def _first_items(values: Any) -> str:
+    return ", ".join(str(v) for _, v in zip(range(COMPLETION_ITEMS), values))
+
+
+def completion_summary(value: Any) -> str:
+    """What may follow ``value``'s name after a dot or a bracket, cheaply (no ``repr`` of the
+    value; pandas and numpy recognised by their type's name, never imported): a DataFrame's
+    columns, a dict's keys, a function's signature, a container's length."""
+    import inspect
+
+    kind = type(value).__name__
+    try:
+        if kind == "DataFrame" and hasattr(value, "columns"):
+            shape = getattr(value, "shape", ("?", "?"))
+            return _clip_summary(f"{shape[0]} rows; columns: {_first_items(value.columns)}")
+        if kind == "Series" and hasattr(value, "name"):
+            return _clip_summary(f"{len(value)} values, name {value.name!r}, dtype {value.dtype}")
+        if kind == "ndarray":
+            return _clip_summary(f"shape {value.shape}, dtype {value.dtype}")
+        if isinstance(value, Mapping):
+            keys = [k for _, k in zip(range(COMPLETION_ITEMS), value.keys())]
+            return _clip_summary(f"{len(value)} keys: {_first_items(repr(k) for k in keys)}")
+        if isinstance(value, (list, tuple, set)):
+            return f"{len(value)} items"
+        if isinstance(value, (int, float, bool)) or value is None:
+            return repr(value)[:40]
+        if isinstance(value, str):
+            return f"str of {len(value)} chars"
+        if inspect.isclass(value):
+            return _clip_summary(f"class {value.__name__}")
+        if callable(value):
+            try:
+                return _clip_summary(
+                    f"{getattr(value, '__name__', kind)}{inspect.signature(value)}"
+                )
+            except (TypeError, ValueError):
+                return "callable"
+    except Exception:  # a value whose attributes raise: its type is enough
+        return ""
+    return ""

@@ -18,7 +18,7 @@ from collections.abc import Container, Iterable, Mapping
 from ..redact import REDACTED, Redactor, is_secret_name, secret_values
 from ..tracebacks import strip_ansi
 from .assemble import _assemble, _Cell, live_facts, rank
-from .facts import module_aliases
+from .facts import completion_summary, module_aliases
 from .relevance import Terms, request_terms
 from .selection import used_names
 from .values import _MISSING, _default_chars, _describe, _safe_middle, _summary_line
@@ -116,6 +116,27 @@ def describe_variables(
     for alias, module in module_aliases(user_ns):
         out.append({"name": alias, "type": "module", "summary": module})
     return out
+
+
+#: Names inline completion lists (the newest first).
+COMPLETION_NAMES = 60
+
+
+def completion_names(
+    user_ns: dict, hidden: Container[str] = (), *, limit: int = COMPLETION_NAMES
+) -> list[dict[str, str]]:
+    """The user's names for inline completion: ``[{"name", "type", "summary"}]``, newest
+    first, at most ``limit``. Run in the kernel as a silent user expression after each cell:
+    the same names as the chat's (:func:`user_variables`: no IPython helpers, modules or hidden
+    names), each with a short :func:`~.facts.completion_summary`; a secret's is
+    ``<redacted>``, and secret values are redacted from the others."""
+    variables = user_variables(user_ns, hidden)[: max(0, limit)]
+    r = Redactor(secret_values(variables))
+    found: list[dict[str, str]] = []
+    for name, value in variables:
+        summary = REDACTED if is_secret_name(name) else r(completion_summary(value))
+        found.append({"name": name, "type": type(value).__name__, "summary": summary})
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
