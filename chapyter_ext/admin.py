@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from traitlets.config import Configurable
+
 __all__ = ["AdminLocks", "admin_config_dirs", "admin_locks", "stricter"]
 
 log = logging.getLogger(__name__)
@@ -107,22 +109,21 @@ def admin_config_dirs() -> list[str]:
     return dirs
 
 
-def admin_locks() -> AdminLocks:
-    """The locks of the system-wide config files as they are now (read once per set of
-    folders: a changed file takes effect at the next start)."""
-    return _locks_in(tuple(admin_config_dirs()))
+def admin_locks(settings: type[Configurable]) -> AdminLocks:
+    """The locks on ``settings`` (the ``Chapyter`` class) of the system-wide config files as
+    they are now (read once per set of folders: a changed file takes effect at the next
+    start)."""
+    return _locks_in(tuple(admin_config_dirs()), settings)
 
 
 @lru_cache(maxsize=8)
-def _locks_in(dirs: tuple[str, ...]) -> AdminLocks:
-    section = _chapyter_section(dirs)
+def _locks_in(dirs: tuple[str, ...], settings: type[Configurable]) -> AdminLocks:
+    section = _section(dirs, settings.__name__)
     names = section.get("locked") or []
     if not isinstance(names, (list, tuple)):
         log.warning("chapyter-ext: Chapyter.locked must be a list of setting names; ignored.")
         return AdminLocks()
-    from .config import Chapyter
-
-    settable = set(Chapyter.class_trait_names(config=True)) - {"locked"}
+    settable = set(settings.class_trait_names(config=True)) - {"locked"}
     values: dict[str, Any] = {}
     for name in names:
         if name not in settable:
@@ -131,12 +132,13 @@ def _locks_in(dirs: tuple[str, ...]) -> AdminLocks:
             values[name] = section[name]
         else:
             # Locked without a value here: the default is what holds.
-            values[name] = Chapyter.class_traits()[name].default()
+            values[name] = settings.class_traits()[name].default()
     return AdminLocks(values)
 
 
-def _chapyter_section(dirs: tuple[str, ...]) -> dict[str, Any]:
-    """The ``Chapyter`` settings of the config files in ``dirs``, merged by precedence."""
+def _section(dirs: tuple[str, ...], settings_name: str) -> dict[str, Any]:
+    """The ``settings_name`` section (``Chapyter``) of the config files in ``dirs``, merged by
+    precedence."""
     from traitlets.config.loader import Config, JSONFileConfigLoader, PyFileConfigLoader
 
     merged = Config()
@@ -153,5 +155,5 @@ def _chapyter_section(dirs: tuple[str, ...]) -> dict[str, Any]:
                     merged.merge(loader.load_config())
                 except Exception as err:  # a broken file is the server's to report
                     log.debug("chapyter-ext: could not read %s: %s", path, err)
-    section = merged.get("Chapyter", {})
+    section = merged.get(settings_name, {})
     return dict(section) if isinstance(section, Mapping) else {}

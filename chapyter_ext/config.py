@@ -28,6 +28,7 @@ from traitlets import (
 )
 from traitlets.config import Configurable
 
+from .admin import AdminLocks, admin_locks
 from .redact import REDACTED
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -532,9 +533,7 @@ class Chapyter(Configurable):
         """Hold the administrator's locked settings (:mod:`chapyter_ext.admin`) against the
         user's config and ``%config``: stricter values stay, looser ones are replaced (with a
         warning naming the lock)."""
-        from .admin import admin_locks
-
-        locks = admin_locks()
+        locks = self.admin_locks()
         log = getattr(self.parent, "log", None) or logging.getLogger("chapyter_ext")
         wanted = sorted(locks.values)
         if list(self.locked) != wanted:
@@ -561,9 +560,12 @@ class Chapyter(Configurable):
     def allowed(self, name: str, value: Any) -> Any:
         """``value`` of setting ``name`` as the administrator's lock allows it (e.g. a policy
         a request names); unchanged when ``name`` is not locked."""
-        from .admin import admin_locks
+        return self.admin_locks().allowed(name, value)
 
-        return admin_locks().allowed(name, value)
+    @classmethod
+    def admin_locks(cls) -> AdminLocks:
+        """The administrator's locked settings (:mod:`chapyter_ext.admin`)."""
+        return admin_locks(cls)
 
     def __repr__(self) -> str:
         # Secret values show as <redacted> (their own repr); a setting that cannot be read (a

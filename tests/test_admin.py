@@ -46,7 +46,7 @@ def test_only_system_folders_count(system: Path, tmp_path: Path) -> None:
     assert str(system) in dirs and str(tmp_path / "user-jupyter") not in dirs
     # A user's own "locked" is not a lock.
     write(tmp_path / "user-jupyter", "jupyter_server_config.json", {"locked": ["model"]})
-    assert not admin_locks()
+    assert not admin_locks(Chapyter)
 
 
 def test_user_config_cannot_loosen_a_locked_policy(system: Path) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ..admin import admin_locks
 from ..agent.capabilities import Capabilities, capabilities
 from ..agent.loop import (
     AgentLimits,
@@ -383,7 +382,7 @@ class AgentService:
             "tools": [*tools, *extra.get("tools", [])],
             "mcp_servers": extra.get("servers", []),
         }
-        floor = admin_locks().values.get("agent_policy")
+        floor = self.settings.admin_locks().values.get("agent_policy")
         if floor is not None:
             info["policy_floor"] = str(floor).lower()
         return info
@@ -436,7 +435,7 @@ class AgentService:
             if locked != asked:
                 lock = (
                     f"Your administrator requires approval policy "
-                    f"{admin_locks().describe('agent_policy')}: this turn uses {locked!r}."
+                    f"{self.settings.admin_locks().describe('agent_policy')}: this turn uses {locked!r}."
                 )
                 turn.notice = f"{turn.notice} {lock}".strip()
             return turn
