@@ -30,7 +30,7 @@ from traitlets.config import Config
 
 from benchmarks.context_situations import SITUATIONS
 from chapyter_ext.context import describe_variables, kernel_context, last_error_summary
-from chapyter_ext.context.facts import CACHE
+from chapyter_ext.context.fact_cache import CACHE
 from chapyter_ext.context.notebook import NotebookSnapshot, chat_context
 from chapyter_ext.redact import Redactor
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply

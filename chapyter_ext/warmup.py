@@ -123,7 +123,7 @@ _SAMPLE_CHUNK = {
 
 def _prime_summary(shell: Any, settings: Any, secrets: list[str]) -> None:
     """One kernel summary, thrown away: imports its modules, fills the per-variable cache
-    (``chapyter_ext.context.facts``) with what the user's cells have defined so far."""
+    (``chapyter_ext.context.fact_cache``) with what the user's cells have defined so far."""
     from .context import kernel_context
 
     # RuntimeError: the user's cell changed the namespace while it was read.

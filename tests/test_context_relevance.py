@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from chapyter_ext.context import REDACTED, build_context, describe_variables, kernel_context
-from chapyter_ext.context.facts import CACHE, variable_facts
+from chapyter_ext.context.fact_cache import CACHE, variable_facts
 from chapyter_ext.context.notebook import NotebookSnapshot, chat_context
 from chapyter_ext.context.relevance import name_words, request_terms, words
 from chapyter_ext.redact import Redactor

@@ -15,7 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from chapyter_ext import warmup
-from chapyter_ext.context.facts import CACHE
+from chapyter_ext.context.fact_cache import CACHE
 from chapyter_ext.llm import clients
 from chapyter_ext.local_model import LocalModelServer
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply

@@ -19,12 +19,13 @@ Everything here is pure, cheap and bounded:
   stored as text, containers' keys and shapes) are read from bounded samples and cached between
   requests.
 
-The modules: :mod:`.values` (one value's summary), :mod:`.frames` (pandas), :mod:`.facts`
-(with :mod:`.tables` and :mod:`.containers`), :mod:`.relevance`, :mod:`.selection`,
-:mod:`.kernel_state` (a live IPython shell: variables, recent cells, the last error; the
-chat's and inline completion's lists of the kernel's names),
-:mod:`.assemble` (THE assembler, one budget), :mod:`.notebook` (the chat's notebook snapshot,
-assembled by the same assembler; imported on use, by the server).
+The modules: :mod:`.text` (clipping after redaction, type labels), :mod:`.values` (one value's
+summary), :mod:`.frames` (pandas), :mod:`.summaries` (any value: the two above), :mod:`.facts`
+(what is known of a variable, from :mod:`.tables` and :mod:`.containers`, cached by
+:mod:`.fact_cache`), :mod:`.relevance`, :mod:`.selection`, :mod:`.kernel_state` (a live IPython
+shell: variables, recent cells, the last error; the chat's and inline completion's lists of the
+kernel's names), :mod:`.assemble` (THE assembler, one budget), :mod:`.notebook` (the chat's
+notebook snapshot, assembled by the same assembler; imported on use, by the server).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .kernel_state import (
     last_error_summary,
     user_variables,
 )
-from .values import summarize_value
+from .summaries import summarize_value
 
 __all__ = [
     "REDACTED",

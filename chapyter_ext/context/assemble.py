@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..redact import Redactor, secret_values
-from .facts import CACHE, VarFacts
+from .fact_cache import CACHE
+from .facts import VarFacts
 from .relevance import PREFIX, Terms, request_terms, words
 from .selection import Ranked, aliases_line, rank_variables, variables_section
-from .values import _clip, _pandas_types, _safe, _safe_middle
+from .text import clip, pandas_types, safe, safe_middle
 
 
 class VariableSummary(NamedTuple):
@@ -34,7 +35,7 @@ class VariableSummary(NamedTuple):
 
 
 # A cell as the context shows it: source, summarised output, "In [7]" and the error it raised.
-_Cell = collections.namedtuple("_Cell", "source output label error", defaults=(None,))
+Cell = collections.namedtuple("Cell", "source output label error", defaults=(None,))
 
 
 def as_facts(item) -> VarFacts:
@@ -48,7 +49,7 @@ def as_facts(item) -> VarFacts:
 _SUMMARY_CHARS = 2000
 
 
-def _cell_text_block(cell: _Cell, limit: int, r: Redactor) -> str:
+def _cell_text_block(cell: Cell, limit: int, r: Redactor) -> str:
     head = f"{cell.label}:"
     extra = []
     if cell.output:
@@ -56,10 +57,10 @@ def _cell_text_block(cell: _Cell, limit: int, r: Redactor) -> str:
     if cell.error:
         extra.append(("Error: ", cell.error))
     out_cap = min(240, limit // 3)
-    tails = [_safe(prefix + text, out_cap, r).replace("\n", "\n    ") for prefix, text in extra]
+    tails = [safe(prefix + text, out_cap, r).replace("\n", "\n    ") for prefix, text in extra]
     src_cap = limit - len(head) - 1 - sum(len(t) + 1 for t in tails)
     source = _clip_lines(cell.source.rstrip(), src_cap, r)
-    return _clip("\n".join([head, source, *tails]), limit)
+    return clip("\n".join([head, source, *tails]), limit)
 
 
 def _clip_lines(source: str, limit: int, r: Redactor) -> str:
@@ -80,13 +81,13 @@ def _clip_lines(source: str, limit: int, r: Redactor) -> str:
         kept.append(line)
         used += len(line) + 1
     if not kept:
-        return _clip(window, limit)
+        return clip(window, limit)
     kept.append(f"# ... ({total - len(kept):,} more lines)")
-    return _clip("\n".join(kept), limit)
+    return clip("\n".join(kept), limit)
 
 
 def _cells_section(
-    cells: list[_Cell],
+    cells: list[Cell],
     limit: int,
     r: Redactor,
     title: str = "Recent cells (oldest first):",
@@ -121,10 +122,10 @@ def _cells_section(
         earlier = all(i < first for i in range(len(cells)) if i not in blocks)
         parts.append(f"... ({omitted} {'earlier ' if earlier else ''}cells not shown)")
     parts.extend(blocks[i] for i in sorted(blocks))
-    return _clip("\n".join(parts), limit)
+    return clip("\n".join(parts), limit)
 
 
-def _cell_matches(cell: _Cell, terms: Terms) -> bool:
+def _cell_matches(cell: Cell, terms: Terms) -> bool:
     return any(terms.match(w) >= PREFIX for w in set(words(cell.source[:4000])))
 
 
@@ -146,11 +147,11 @@ def _focus_section(focus: Sequence[tuple[str, str]], limit: int, r: Redactor) ->
     return "\n\n".join(blocks)
 
 
-def _assemble(
+def assemble(
     *,
     error: str | None,
     variables: Sequence[Ranked],
-    cells: list[_Cell],
+    cells: list[Cell],
     budget: int,
     r: Redactor,
     header: str = "",
@@ -164,7 +165,7 @@ def _assemble(
     sections: list[str] = []
     remaining = budget
     if header:
-        line = _safe(header, min(remaining, 300), r)
+        line = safe(header, min(remaining, 300), r)
         sections.append(line)
         remaining -= len(line) + 2
     if focus:
@@ -175,7 +176,7 @@ def _assemble(
             remaining -= len(text) + 2
     if error:
         title = "Last error:\n"
-        text = title + _safe_middle(
+        text = title + safe_middle(
             error.strip(), max(0, min(remaining, budget * 2 // 5)) - len(title), r
         )
         if len(text) > len(title):
@@ -207,7 +208,7 @@ def _assemble(
         sections.append(cell_text)
     text = r("\n\n".join(sections))
     # Redaction can lengthen text ("<redacted>" is longer than a short secret): cut to the budget.
-    return _clip(text, budget)
+    return clip(text, budget)
 
 
 # Tables and containers among the most recent variables have their facts (columns, keys,
@@ -220,7 +221,7 @@ _FACTED = (list, tuple, dict)
 def live_facts(variables: Iterable[tuple[str, object]], r: Redactor) -> list[VarFacts]:
     """Facts of live values, from the process's cache when their fingerprints still match."""
     CACHE.check(r)
-    pandas = _pandas_types()
+    pandas = pandas_types()
     out = []
     for i, (name, value) in enumerate(variables):
         full = i < _DETAILED and (
@@ -241,7 +242,7 @@ def rank(facts: Sequence[VarFacts], terms: Terms, used: Mapping[str, float] = {}
     return rank_variables(facts, terms, used)
 
 
-def _cells_need(cells: list[_Cell]) -> int:
+def _cells_need(cells: list[Cell]) -> int:
     return 30 + sum(
         len(c.source)
         + len(c.label)
@@ -279,12 +280,12 @@ def build_context(
     """
     variables = list(variables)
     r = Redactor([*secrets, *secret_values(variables)])
-    cells = [_Cell(src, out, "In") for src, out in recent_cells if src and src.strip()]
+    cells = [Cell(src, out, "In") for src, out in recent_cells if src and src.strip()]
     terms = request_terms(request, error=last_error)
     if not request:
         terms = Terms()
     ranked = rank(live_facts(variables, r), terms)
-    return _assemble(
+    return assemble(
         error=last_error,
         variables=ranked,
         cells=cells,

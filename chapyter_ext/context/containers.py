@@ -10,36 +10,37 @@ from typing import Any
 
 from ..redact import REDACTED, Redactor, is_secret_name
 from .facts import MAX_FACTS, Fact, VarFacts
+from .frames import label_text
 from .relevance import name_words
-from .values import _brief, _clip, _numpy_types, _pandas_types, _safe, _type_label
+from .text import clip, numpy_types, pandas_types, safe, type_label
+from .values import brief
 
 
 def _item_text(value: Any, r: Redactor, limit: int = 240) -> tuple[str, str, list[str]]:
     """(kind, text, extra words) of a container's item: frames with their columns."""
-    pandas = _pandas_types()
+    pandas = pandas_types()
     if pandas is not None and isinstance(value, pandas[0]):
         rows, cols = value.shape
         names = value.columns[:40].tolist()
         dtypes = value.dtypes.iloc[:40].tolist()
-        from .frames import _label
 
-        parts = [f"{_label(n, r, 40)} {d}" for n, d in zip(names, dtypes)]
+        parts = [f"{label_text(n, r, 40)} {d}" for n, d in zip(names, dtypes)]
         text = f"DataFrame {rows:,}×{cols:,}: " + ", ".join(parts)
         if cols > len(names):
             text += f", … (+{cols - len(names):,})"
-        return "DataFrame", _clip(text, limit * 2), [str(n) for n in names]
+        return "DataFrame", clip(text, limit * 2), [str(n) for n in names]
     if pandas is not None and isinstance(value, pandas[1]):
         return "Series", f"Series of {len(value):,} {value.dtype}", []
-    arrays = _numpy_types()
+    arrays = numpy_types()
     if arrays is not None and isinstance(value, arrays[0]):
         return "ndarray", f"ndarray {tuple(value.shape)} {value.dtype}", []
     if isinstance(value, Mapping):
         keys = [str(k) for k in itertools.islice(value, 12)]
-        shown = ", ".join(_safe(repr(k), 30, r) for k in keys)
+        shown = ", ".join(safe(repr(k), 30, r) for k in keys)
         more = ", …" if len(value) > len(keys) else ""
         return "dict", f"dict of {len(value):,}: keys {shown}{more}", keys
-    kind = _type_label(value)
-    return kind, _brief(value, limit, r, 1), []
+    kind = type_label(value)
+    return kind, brief(value, limit, r, 1), []
 
 
 def _is_structured(value: Any) -> bool:
@@ -54,7 +55,7 @@ def mapping_facts(name: str, label: str, value: Mapping, r: Redactor) -> VarFact
     facts = []
     kinds: collections.Counter[str] = collections.Counter()
     for key, item in items:
-        key_label = _brief(key, 60, r, 1)
+        key_label = brief(key, 60, r, 1)
         if isinstance(key, str) and is_secret_name(key):
             facts.append(Fact(key_label, "secret", REDACTED, words=frozenset(name_words(key))))
             continue
@@ -81,16 +82,16 @@ def sequence_facts(name: str, label: str, value: Sequence, r: Redactor) -> VarFa
                 keys.setdefault(k, v)
         facts = []
         for k, v in itertools.islice(keys.items(), MAX_FACTS):
-            key_label = _brief(k, 60, r, 1)
+            key_label = brief(k, 60, r, 1)
             if isinstance(k, str) and is_secret_name(k):
                 facts.append(Fact(key_label, "secret", REDACTED, words=frozenset(name_words(k))))
                 continue
-            kind = _type_label(v)
+            kind = type_label(v)
             facts.append(
                 Fact(
                     key_label,
                     kind,
-                    f"{kind}, e.g. {_brief(v, 60, r, 1)}",
+                    f"{kind}, e.g. {brief(v, 60, r, 1)}",
                     words=frozenset(name_words(str(k))),
                 )
             )

@@ -17,11 +17,12 @@ from collections.abc import Container, Iterable, Mapping
 
 from ..redact import REDACTED, Redactor, is_secret_name, secret_values
 from ..tracebacks import strip_ansi
-from .assemble import _assemble, _Cell, live_facts, rank
-from .facts import completion_summary, module_aliases
+from .assemble import Cell, assemble, live_facts, rank
+from .fact_cache import module_aliases
 from .relevance import Terms, request_terms
 from .selection import used_names
-from .values import _MISSING, _default_chars, _describe, _safe_middle, _summary_line
+from .summaries import completion_summary, default_chars, describe, summary_line
+from .text import MISSING, safe_middle
 
 # The builtins by name: ``getattr(builtins, name, None)`` raises (and catches) for most names.
 _BUILTINS = vars(builtins)
@@ -48,15 +49,15 @@ def user_variables(user_ns: dict, hidden: Container[str] = ()) -> list[tuple[str
     for name in reversed(list(user_ns)):
         if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
             continue
-        value = user_ns.get(name, _MISSING)
-        if value is _MISSING:
+        value = user_ns.get(name, MISSING)
+        if value is MISSING:
             continue
         if hidden_values is not None:
-            if hidden_values.get(name, _MISSING) is value:
+            if hidden_values.get(name, MISSING) is value:
                 continue
         elif name in hidden:
             continue
-        if isinstance(value, types.ModuleType) or _BUILTINS.get(name, _MISSING) is value:
+        if isinstance(value, types.ModuleType) or _BUILTINS.get(name, MISSING) is value:
             continue
         module = getattr(value, "__module__", None) if callable(value) else None
         if isinstance(module, str) and module.startswith(("IPython.", "ipykernel.")):
@@ -90,8 +91,6 @@ def describe_variables(
     The namespace's modules come last, as ``{"name": "np", "type": "module", "summary":
     "numpy"}``. Facts are cached between calls, as for ``kernel_context``.
     """
-    from .assemble import live_facts
-
     variables = user_variables(user_ns, hidden)[:_WIRE_VARIABLES]
     r = Redactor([*secrets, *secret_values(variables)])
     limit = max(budget * _WIRE_FACTOR, _WIRE_MIN)
@@ -108,7 +107,7 @@ def describe_variables(
             item["summary"] = vf.head
             item.update(vf.to_json())
         elif room >= 16:
-            item["summary"] = _describe(value, min(_default_chars(value), room), r)
+            item["summary"] = describe(value, min(default_chars(value), room), r)
         # Past both: the name and the type only, so that a request can still name it.
         out.append(item)
         used += len(name) + len(label) + len(item["summary"])
@@ -167,10 +166,10 @@ def _history(shell):
     return inputs, outputs, exceptions
 
 
-def _recent_cells(shell, n_cells: int, r: Redactor) -> list[_Cell]:
+def _recent_cells(shell, n_cells: int, r: Redactor) -> list[Cell]:
     inputs, outputs, exceptions = _history(shell)
     current = _running_count(shell)
-    cells: list[_Cell] = []
+    cells: list[Cell] = []
     i = len(inputs) - 1
     stop = max(0, i - 4 * n_cells - 4)  # empty cells are skipped, but not without bound
     while i >= 1 and i > stop and len(cells) < n_cells:
@@ -181,9 +180,9 @@ def _recent_cells(shell, n_cells: int, r: Redactor) -> list[_Cell]:
             if _is_own_entry(error):
                 error = None  # "%%ai" failed: the user's code did not
             cells.append(
-                _Cell(
+                Cell(
                     source,
-                    _summary_line(output, 240, r) if output is not None else None,
+                    summary_line(output, 240, r) if output is not None else None,
                     f"In [{i}]",
                     f"{error.get('ename')}: {error.get('evalue')}"
                     if isinstance(error, dict)
@@ -316,7 +315,7 @@ def last_error_summary(shell) -> str | None:
     if found is None:
         return None
     r = Redactor(secret_values(user_variables(getattr(shell, "user_ns", {}) or {})))
-    return _safe_middle(found[1], 1500, r)
+    return safe_middle(found[1], 1500, r)
 
 
 def kernel_context(
@@ -379,7 +378,7 @@ def kernel_context(
     if not asked:
         terms = Terms()
     ranked = rank(live_facts(variables, r), terms, used)
-    return _assemble(
+    return assemble(
         error=error,
         variables=ranked,
         cells=cells,

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..redact import Redactor
 from ..tracebacks import error_text
-from .assemble import VariableSummary, _assemble, _Cell, as_facts, rank
+from .assemble import Cell, VariableSummary, as_facts, assemble, rank
 from .facts import VarFacts
 from .relevance import Terms, request_terms
 from .selection import used_names
@@ -143,7 +143,7 @@ def chat_context(
             focus.append((f"Selected text (in cell {active.index + 1})", snapshot.selection))
         focus.append((f"Active cell {active.index + 1} ({active.type})", active.source))
     cells = [
-        _Cell(cell.source, None, f"Cell {cell.index + 1} ({cell.type}, {where} the active cell)")
+        Cell(cell.source, None, f"Cell {cell.index + 1} ({cell.type}, {where} the active cell)")
         for where, group in (("above", snapshot.above), ("below", snapshot.below))
         for cell in group
         if cell.source.strip()
@@ -156,7 +156,7 @@ def chat_context(
     if not request:
         terms = Terms()
     used = used_names(code[:1] + ([error] if error else []), [1.0, 0.8])
-    text = _assemble(
+    text = assemble(
         error=error,
         variables=rank([as_facts(v) for v in variables], terms, used),
         cells=cells,

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from ..redact import REDACTED, Redactor, is_secret_name
 from .facts import Fact, VarFacts
 from .relevance import Terms, words
-from .values import _ELLIPSIS, _clip, _join_items
+from .text import ELLIPSIS, clip, join_items
 
 # A variable scoring this much is relevant: it is shown with its columns, first.
 RELEVANT = 0.5
@@ -105,23 +105,23 @@ def _labels_text(fact: Fact, hits: Mapping[str, float], terms: Terms | None, lim
     if fact.sampled:
         head += f" (in {fact.sampled:,} sampled rows)"
     items = [repr(lab) + _share(share) for lab, share in chosen]
-    text = _join_items(items, len(items), head + ": ", "", limit)
-    if len(chosen) < n and not text.endswith(_ELLIPSIS):
+    text = join_items(items, len(items), head + ": ", "", limit)
+    if len(chosen) < n and not text.endswith(ELLIPSIS):
         text += f", … (+{n - len(chosen):,} more)"
-    return _clip(text, limit)
+    return clip(text, limit)
 
 
 def _fact_text(fact: Fact, hits, terms: Terms | None, limit: int) -> str:
     text = f"{fact.label} {fact.text}"
     if not fact.rich:
-        return _clip(text, limit)
+        return clip(text, limit)
     parts = []
     if fact.labels:
         room = max(40, limit - len(text) - len(fact.note) - 4)
         parts.append(_labels_text(fact, hits, terms, room))
     if fact.note:
         parts.append(fact.note)
-    return _clip(text + ": " + "; ".join(parts), limit)
+    return clip(text + ": " + "; ".join(parts), limit)
 
 
 def _pattern(names: Sequence[str]) -> str:
@@ -159,8 +159,8 @@ def _rest_note(vf: VarFacts, rest: Sequence[Fact], limit: int) -> str:
     if rest and len(text) + 20 < limit:
         # A few names: past them the pattern and the kinds say more per character.
         names = (f.label for f in rest[:200])
-        text = _join_items(names, unshown, text + "; ", "", min(limit, len(text) + 400))
-    return _clip(text, limit)
+        text = join_items(names, unshown, text + "; ", "", min(limit, len(text) + 400))
+    return clip(text, limit)
 
 
 def render_variable(
@@ -181,10 +181,10 @@ def render_variable(
 def _render(vf: VarFacts, cap: int, hits: Mapping[str, float], terms: Terms | None) -> str:
     head = f"- {vf.name} ({vf.type}): "
     if len(head) + 4 > cap:
-        return _clip(f"- {vf.name}", cap)
+        return clip(f"- {vf.name}", cap)
     if is_secret_name(vf.name):
         return head + REDACTED
-    first = _clip(head + vf.head.replace("\n", "\n" + _INDENT), cap)
+    first = clip(head + vf.head.replace("\n", "\n" + _INDENT), cap)
     if not vf.facts:
         return first
     order = list(range(len(vf.facts)))
@@ -241,7 +241,7 @@ def _render(vf: VarFacts, cap: int, hits: Mapping[str, float], terms: Terms | No
             used += len(note) + 1
     if vf.tail and not rest and cap - used - 1 > len(vf.tail) + 8:
         lines.append(_INDENT + vf.tail.replace("\n", "\n" + _INDENT))
-    return _clip("\n".join(lines), cap)
+    return clip("\n".join(lines), cap)
 
 
 def _need(vf: VarFacts) -> int:
@@ -313,7 +313,7 @@ def variables_section(
 def _more_variables(rest: Sequence[Ranked], limit: int) -> str:
     head = f"... ({len(rest):,} more variables"
     names = (item.facts.name for item in rest[: limit // 3 + 1])
-    return _clip(_join_items(names, len(rest), head + ": ", ")", limit), limit)
+    return clip(join_items(names, len(rest), head + ": ", ")", limit), limit)
 
 
 def aliases_line(aliases: Sequence[tuple[str, str]], limit: int) -> str:
@@ -321,4 +321,4 @@ def aliases_line(aliases: Sequence[tuple[str, str]], limit: int) -> str:
     if not aliases or limit < 40:
         return ""
     items = [name if name == module else f"{name} = {module}" for name, module in aliases]
-    return _join_items(items, len(items), "Imported modules: ", "", limit)
+    return join_items(items, len(items), "Imported modules: ", "", limit)

@@ -27,7 +27,8 @@ from .facts import (
     VarFacts,
     fact_words,
 )
-from .values import _safe
+from .frames import dtype_text, index_brief, is_default_index, label_text, rows_text, series_body
+from .text import safe
 
 
 def _sample_positions(n: int, k: int):
@@ -39,12 +40,11 @@ def _sample_positions(n: int, k: int):
 
 
 def frame_facts(name: str, label: str, df, r: Redactor) -> VarFacts:
-    from .frames import _index_brief, _is_default_index, _label, _rows_text
 
     n_rows, n_cols = df.shape
     head = f"{n_rows:,} rows × {n_cols:,} columns"
-    if not _is_default_index(df.index):
-        head += "; index: " + _index_brief(df.index, r, 160)
+    if not is_default_index(df.index):
+        head += "; index: " + index_brief(df.index, r, 160)
     shown = min(n_cols, MAX_FACTS)
     names = df.columns[:shown].tolist()
     dtypes = df.dtypes.iloc[:shown].tolist()
@@ -75,7 +75,7 @@ def frame_facts(name: str, label: str, df, r: Redactor) -> VarFacts:
     facts = []
     for j, (col, dtype) in enumerate(zip(names, dtypes)):
         labels, note = found.get(j, ((), ""))
-        col_label = shown_names[j] if clean else _label(col, r)
+        col_label = shown_names[j] if clean else label_text(col, r)
         facts.append(_column_fact(col_label, str(col), dtype, labels, note, sampled, r))
     kinds_rest: dict[str, int] = {}
     if n_cols > shown:
@@ -84,7 +84,7 @@ def frame_facts(name: str, label: str, df, r: Redactor) -> VarFacts:
         kinds_rest = dict(kinds.most_common(5))
     tail = ""
     if n_rows and n_cols:
-        tail = _rows_text(df, min(2, n_rows), names[:8], not _is_default_index(df.index), 400, r)
+        tail = rows_text(df, min(2, n_rows), names[:8], not is_default_index(df.index), 400, r)
     vf = VarFacts(name, label, head, facts, noun="columns", total=n_cols, tail=tail)
     vf.rest_kinds = kinds_rest
     return vf
@@ -95,9 +95,8 @@ def _is_numeric(dtype) -> bool:
 
 
 def series_facts(name: str, label: str, s, r: Redactor) -> VarFacts:
-    from .frames import _series_body
 
-    head = _series_body(s, 300, r)
+    head = series_body(s, 300, r)
     positions = _sample_positions(len(s), SAMPLE_ROWS)
     sample = s if positions is None else s.iloc[positions]
     labels: tuple[tuple[str, float], ...] = ()
@@ -141,12 +140,11 @@ def _column_fact(
     sampled: int,
     r: Redactor,
 ) -> Fact:
-    from .frames import _dtype_text
 
     kind = _dtype_str(dtype)
     text = kind
     if kind == "category" and not labels:
-        text = _dtype_text(dtype, r)
+        text = dtype_text(dtype, r)
     words_ = fact_words(raw_name or label, labels)
     return Fact(label, kind, text, note, labels, words_, sampled if labels or note else 0)
 
@@ -162,7 +160,7 @@ def _text_facts(column, dtype, r: Redactor) -> tuple[tuple[tuple[str, float], ..
     note = ""
     numeric = sum(1 for s in itertools.islice(counts, 500) if _NUMERIC_TEXT.match(s))
     if numeric >= 0.9 * min(len(counts), 500) and len(strings) >= 3:
-        examples = ", ".join(_safe(repr(s), 24, r) for s in itertools.islice(counts, 3))
+        examples = ", ".join(safe(repr(s), 24, r) for s in itertools.islice(counts, 3))
         note = f"numbers stored as text (e.g. {examples})"
     few = len(counts) <= MAX_LABELS and (len(counts) <= 15 or len(counts) * 4 <= len(strings))
     keep = KEPT_LABELS
@@ -177,7 +175,7 @@ def _text_facts(column, dtype, r: Redactor) -> tuple[tuple[tuple[str, float], ..
     if numeric and note and len(counts) > 15:
         return (), note
     ranked = counts.most_common(keep)
-    labels = tuple((_safe(lab, 80, r), n / total) for lab, n in ranked)
+    labels = tuple((safe(lab, 80, r), n / total) for lab, n in ranked)
     variants = _variants([lab for lab, _ in labels])
     if variants:
         note = (note + "; " if note else "") + variants

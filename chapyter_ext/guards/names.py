@@ -30,7 +30,7 @@ _LOOKABLE = frozenset(
     {"numpy", "pandas", "math", "statistics", "random", "re", "json", "datetime", "collections"}
     | {"itertools", "functools", "string", "time", "os", "pathlib", "csv", "decimal"}
 )
-# The snapshot lists at most this many modules (context.facts.module_aliases): past it, a
+# The snapshot lists at most this many modules (context.fact_cache.module_aliases): past it, a
 # name that is missing may still be a module.
 _MODULES_LISTED = 40
 _ITEMS = re.compile(r"^(\d[\d,]*) items?\b")

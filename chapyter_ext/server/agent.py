@@ -433,9 +433,10 @@ class AgentService:
             )
             turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found, names=names)
             if locked != asked:
+                floor = self.settings.admin_locks().describe("agent_policy")
                 lock = (
-                    f"Your administrator requires approval policy "
-                    f"{self.settings.admin_locks().describe('agent_policy')}: this turn uses {locked!r}."
+                    f"Your administrator requires approval policy {floor}: "
+                    f"this turn uses {locked!r}."
                 )
                 turn.notice = f"{turn.notice} {lock}".strip()
             return turn
