@@ -99,13 +99,13 @@ def _warm_request_path(endpoint: Any) -> None:
     """Import what the first call and its answer need (prompts, parsing, provenance)."""
     from . import contract, parsing, prompts, redact, replay  # noqa: F401
     from .agent import tools  # noqa: F401  # the stream's tool-call assembly reads its types
-    from .llm import steps  # noqa: F401
+    from .llm import calls  # noqa: F401
 
     parsing.check_syntax("x = 1")  # IPython's input transformers, built on first use
     if endpoint is not None:
-        from .llm.errors import _check_request
+        from .llm.errors import check_request
 
-        _check_request(endpoint, [{"role": "user", "content": "x"}])
+        check_request(endpoint, [{"role": "user", "content": "x"}])
     from openai.types.chat import ChatCompletionChunk
 
     # pydantic builds a model's validator on its first use: the first streamed chunk's.

@@ -15,7 +15,16 @@ import pytest
 
 from chapyter_ext import llm
 from chapyter_ext.config import Chapyter
-from chapyter_ext.llm import Endpoint, LLMError, alist_models, astream, complete, list_models
+from chapyter_ext.llm import (
+    Endpoint,
+    LLMError,
+    alist_models,
+    astream,
+    clients,
+    complete,
+    list_models,
+    retry,
+)
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 KEY = "sk-test-SECRET-0123456789"
@@ -162,8 +171,10 @@ def test_list_models(fake_openai: FakeOpenAIServer) -> None:
 
 def test_clients_are_cached_per_endpoint(fake_openai: FakeOpenAIServer) -> None:
     ep = endpoint(fake_openai)
-    assert llm._sync_client(ep) is llm._sync_client(endpoint(fake_openai))
-    assert llm._sync_client(ep) is not llm._sync_client(endpoint(fake_openai, api_key="other"))
+    assert clients.sync_client(ep) is clients.sync_client(endpoint(fake_openai))
+    assert clients.sync_client(ep) is not clients.sync_client(
+        endpoint(fake_openai, api_key="other")
+    )
     complete(ep, USER)
     complete(ep, USER, stream=False)
     assert len(fake_openai.requests) == 2
@@ -246,7 +257,7 @@ def test_500_is_retried(fake_openai: FakeOpenAIServer) -> None:
 def test_5xx_exhausted_uses_backoff(
     fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(llm, "_BACKOFF_BASE", 0.05)
+    monkeypatch.setattr(retry, "BACKOFF_BASE", 0.05)
     fake_openai.route("plot", Reply(status=503, error="Overloaded"))
     started = time.monotonic()
     err = fails("server", complete, endpoint(fake_openai, max_retries=2), USER)
@@ -255,7 +266,7 @@ def test_5xx_exhausted_uses_backoff(
 
 
 def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm, "_BACKOFF_BASE", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_BASE", 0.01)
     ep = Endpoint(f"http://127.0.0.1:{closed_port()}/v1", timeout=1.0, max_retries=2)
     err = fails("connection", complete, ep, USER)
     assert "127.0.0.1" in str(err) and "after 3 attempts" in str(err)
@@ -292,7 +303,7 @@ def test_stream_cut_midway_is_not_retried(fake_openai: FakeOpenAIServer) -> None
 def test_stream_cut_before_any_text_is_retried(
     fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(llm, "_BACKOFF_BASE", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_BASE", 0.01)
     fake_openai.script(Reply(content="never", cut_after=0), "ok")
     assert complete(endpoint(fake_openai), USER).attempts == 2
 
@@ -338,7 +349,7 @@ def test_empty_answer(fake_openai: FakeOpenAIServer, stream: bool) -> None:
 def test_drop_is_a_connection_error_and_retried(
     fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(llm, "_BACKOFF_BASE", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_BASE", 0.01)
     fake_openai.script(Reply(drop=True))
     fails("connection", complete, endpoint(fake_openai, max_retries=0), USER)
     fake_openai.script(Reply(drop=True), "after the drop")
@@ -471,18 +482,18 @@ async def _drain(stream: Any) -> list[str]:
 
 
 def test_one_retry_policy_decides_every_wait() -> None:
-    from chapyter_ext.llm import _Progress, _wait_or_raise
+    from chapyter_ext.llm.retry import Progress, wait_or_raise
 
     ep = Endpoint(base_url="http://127.0.0.1:9/v1", max_retries=2)
     busy = LLMError("server", "busy")
-    assert _wait_or_raise(busy, ep, 1, _Progress()) == 0.5
-    assert _wait_or_raise(busy, ep, 2, _Progress()) == 1.0
+    assert wait_or_raise(busy, ep, 1, Progress()) == 0.5
+    assert wait_or_raise(busy, ep, 2, Progress()) == 1.0
     with pytest.raises(LLMError, match="busy"):
-        _wait_or_raise(busy, ep, 3, _Progress())  # retries used up
+        wait_or_raise(busy, ep, 3, Progress())  # retries used up
     told = LLMError("rate_limit", "slow")
-    told._retry_after = 999.0
-    assert _wait_or_raise(told, ep, 1, _Progress()) == 30.0  # capped
+    told.retry_after = 999.0
+    assert wait_or_raise(told, ep, 1, Progress()) == 30.0  # capped
     with pytest.raises(LLMError):
-        _wait_or_raise(busy, ep, 1, _Progress(text=["x"]))  # text reached the caller
+        wait_or_raise(busy, ep, 1, Progress(text=["x"]))  # text reached the caller
     with pytest.raises(LLMError):
-        _wait_or_raise(LLMError("auth", "no"), ep, 1, _Progress())  # not transient
+        wait_or_raise(LLMError("auth", "no"), ep, 1, Progress())  # not transient

@@ -1,4 +1,4 @@
-"""Model calls with tools (chapyter_ext.llm.steps) against the loopback server: the real
+"""Model calls with tools (chapyter_ext.llm.calls) against the loopback server: the real
 ``openai`` SDK over real sockets, tool calls streamed and not, broken ones, refused tools."""
 
 from __future__ import annotations

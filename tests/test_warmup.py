@@ -144,7 +144,7 @@ def test_the_server_warm_up_makes_the_first_loops_http_client(monkeypatch):
 
     async def first_request_client():
         endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
-        client = clients._async_client(endpoint)
+        client = clients.async_client(endpoint)
         await clients.aclose_clients()
         return client
 

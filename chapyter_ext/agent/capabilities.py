@@ -3,7 +3,7 @@
 ``Chapyter.tool_calling`` and ``Chapyter.image_input`` are "auto", "on" or "off". "auto": the
 bundled local model gets neither (it runs the fenced protocol and reads figure digests); other
 endpoints get tools (a driver whose request is refused over ``tools``, an ``LLMError`` with
-``tools_rejected`` set by :mod:`chapyter_ext.llm.steps`, asks again without them and keeps the
+``tools_rejected`` set by :mod:`chapyter_ext.llm.tool_calls`, asks again without them and keeps the
 fenced protocol for the rest of the turn: ``AgentLoop.disable_tools``), and images when the
 model's name is one known to take images.
 """

@@ -63,7 +63,7 @@ def _http_client(openai: Any, *, asynchronous: bool) -> Any:
     return None
 
 
-def _sync_client(endpoint: Endpoint) -> Any:
+def sync_client(endpoint: Endpoint) -> Any:
     kwargs = _client_kwargs(endpoint)
     key = _client_key(endpoint)
     with _cache_lock:
@@ -83,7 +83,7 @@ def _sync_client(endpoint: Endpoint) -> Any:
     return client
 
 
-def _async_client(endpoint: Endpoint) -> Any:
+def async_client(endpoint: Endpoint) -> Any:
     # Async connections belong to one event loop: a client made on another loop is useless here.
     kwargs = _client_kwargs(endpoint)
     loop = asyncio.get_running_loop()
@@ -118,7 +118,7 @@ def warm_clients(endpoint: Endpoint | None) -> None:
     The warm-up thread calls this so that the first request finds them ready; nothing is sent.
     """
     if endpoint is not None:
-        client = _sync_client(endpoint)
+        client = sync_client(endpoint)
         client.chat.completions  # noqa: B018  # the SDK builds its resources on first access
         return
     import openai

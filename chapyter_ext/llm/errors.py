@@ -65,8 +65,8 @@ class LLMError(Exception):
         self.kind = kind
         self.status = status
         self.message = message
-        self._retry_after: float | None = None
-        self._retryable = kind in _RETRYABLE_KINDS
+        self.retry_after: float | None = None
+        self.retryable = kind in _RETRYABLE_KINDS
         #: The endpoint refused the request's ``tools`` (function calling): ask without them.
         self.tools_rejected = False
 
@@ -74,7 +74,7 @@ class LLMError(Exception):
         return f"LLMError({self.kind!r}, {self.message!r}, status={self.status!r})"
 
 
-def _check_request(endpoint: Endpoint, messages: list[dict]) -> None:
+def check_request(endpoint: Endpoint, messages: list[dict]) -> None:
     """Refuse, before anything is sent, a request that could never leave this process intact.
 
     Such a failure is ours (a setting, or text that cannot be encoded), and saying so beats the
@@ -117,7 +117,7 @@ def _check_request(endpoint: Endpoint, messages: list[dict]) -> None:
 # -- errors ------------------------------------------------------------------------------------
 
 
-def _to_llm_error(
+def to_llm_error(
     exc: BaseException, endpoint: Endpoint, *, attempts: int, progress: Any, what: str
 ) -> LLMError:
     """Classify any failure of one attempt. The SDK's classes vary across versions, and a broken
@@ -132,7 +132,7 @@ def _to_llm_error(
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APIStatusError) and isinstance(status, int):
         err = _status_error(exc, status, endpoint, tries=tries, what=what)
-        err._retry_after = _retry_after(exc)
+        err.retry_after = _retry_after(exc)
         return err
     if isinstance(exc, openai.APITimeoutError) or _is_timeout(exc):
         if progress.chunks:
@@ -147,7 +147,7 @@ def _to_llm_error(
             "Try again, or raise %config Chapyter.timeout.",
         )
     if isinstance(exc, openai.APIResponseValidationError):
-        return _bad_response(endpoint, "a body that does not fit the API")
+        return bad_response(endpoint, "a body that does not fit the API")
     if isinstance(exc, openai.APIConnectionError) or _is_connection_error(exc):
         if progress.chunks:
             got = f" after {sum(map(len, progress.text))} characters" if progress.text else ""
@@ -177,8 +177,8 @@ def _to_llm_error(
         )
     if isinstance(exc, (ValueError, TypeError, AttributeError, KeyError, IndexError)):
         # json.JSONDecodeError, pydantic's ValidationError and UnicodeDecodeError are ValueErrors.
-        return _bad_response(endpoint, "invalid JSON" if _is_json_error(exc) else "a broken body")
-    return _bad_response(endpoint, f"something unexpected ({type(exc).__name__})")
+        return bad_response(endpoint, "invalid JSON" if _is_json_error(exc) else "a broken body")
+    return bad_response(endpoint, f"something unexpected ({type(exc).__name__})")
 
 
 def _status_error(exc: Any, status: int, endpoint: Endpoint, *, tries: str, what: str) -> LLMError:
@@ -263,7 +263,7 @@ def _is_budget_refusal(body: Any, status: int) -> bool:
     return any(word in said for word in _BUDGET_WORDS)
 
 
-def _bad_response(endpoint: Endpoint, what: str) -> LLMError:
+def bad_response(endpoint: Endpoint, what: str) -> LLMError:
     return LLMError(
         "bad_response",
         f"The endpoint {endpoint.host} sent {what} instead of an OpenAI-style response. "
@@ -272,7 +272,7 @@ def _bad_response(endpoint: Endpoint, what: str) -> LLMError:
     )
 
 
-def _empty_error(endpoint: Endpoint, finish_reason: str | None) -> LLMError:
+def empty_error(endpoint: Endpoint, finish_reason: str | None) -> LLMError:
     why = {
         "length": " (it hit the token limit: raise %config Chapyter.max_tokens)",
         "content_filter": " (its content filter stopped it)",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from chapyter_ext.agent import AgentLimits, AgentLoop, Finish, StepResult, ToolStep
+from chapyter_ext.llm import complete_step
 from chapyter_ext.llm.endpoint import Endpoint
-from chapyter_ext.llm.steps import complete_step
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 PNG = "iVBORw0KGgo="

@@ -10,7 +10,7 @@ under the ``chapyter_ext.tools`` entry point); every driver dispatches on its ``
 
 from __future__ import annotations
 
-from ...llm.steps import ToolCall
+from ...llm.tool_calls import ToolCall
 from .builtin import BUILTIN_TOOLS, LIST_VARIABLES, READ_CELL, RUN_CODE
 from .fenced import FencedStep, fenced_step
 from .messages import assistant_message, tool_message

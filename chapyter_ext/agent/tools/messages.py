@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...llm.steps import ToolCall
+from ...llm.tool_calls import ToolCall
 
 
 def assistant_message(text: str, calls: list[ToolCall]) -> dict:
