@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..redact import Redactor
-from ..tracebacks import error_text
+from ..tracebacks import error_line, strip_ansi
 from .assemble import Cell, VariableSummary, as_facts, assemble, rank
 from .facts import VarFacts
 from .relevance import Terms, request_terms
@@ -189,11 +189,12 @@ def _summary(snapshot: NotebookSnapshot) -> str:
 def _error_text(error: ErrorSnapshot | None) -> str | None:
     if error is None:
         return None
-    text = error_text({"ename": error.ename, "evalue": error.evalue, "traceback": error.traceback})
-    # The cell it was raised in ends the first line; the assembler keeps the start and the end.
-    head, _, frames = text.partition("\n")
+    head = error_line({"ename": error.ename, "evalue": error.evalue})
     head += f" (cell {error.cell_index + 1})"
-    return f"{head}\n{frames}" if frames else head
+    # The whole traceback as the browser sent it (at most MAX_TRACEBACK_LINES): the assembler
+    # keeps its start and its end, the message and where it was raised.
+    trace = strip_ansi("\n".join(error.traceback)).strip()
+    return f"{head}\n{trace}" if trace else head
 
 
 def _ordinal(n: int) -> str:

@@ -18,9 +18,9 @@ from tornado.iostream import StreamClosedError
 
 from ..llm import LLMError
 from ..redact import one_line, redact_traceback
+from .base_handler import ChapyterHandler
 from .complete import CompletionError, CompletionRequest, CompletionService
 from .events import Done, Error, Token, TokenRedactor, encode, hold_secret_starts
-from .handlers import ChapyterHandler
 
 #: Ids of ``done`` events (the suggestion has none of its own).
 DONE_ID = "completion"

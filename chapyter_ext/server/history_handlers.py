@@ -14,9 +14,9 @@ import tornado.web
 
 from .._version import __version__
 from ..contract import is_notebook_id
+from .base_handler import ChapyterHandler
 from .chat import ChatError
 from .chat_markdown import chat_markdown, export_filename
-from .handlers import ChapyterHandler
 from .history import repair_text, utc_now
 from .stored_chat import read_stored_chat
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from chapyter_ext.server import agent_protocol, handlers
+from chapyter_ext.server.base_handler import MAX_BODY_BYTES
 from chapyter_ext.server.complete_handlers import completion_handlers
-from chapyter_ext.server.handlers import MAX_BODY_BYTES
 
 SIXTY_MB = 60 * 1024 * 1024
 #: How long an answer that needs no body may take; a server waiting for the body never answers.

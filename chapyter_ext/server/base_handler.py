@@ -1,0 +1,237 @@
+"""The base of every chapyter-ext HTTP handler (:class:`ChapyterHandler`): the services, bounded
+input, one error mapping. The routes are in :mod:`.handlers`, :mod:`.history_handlers` and
+:mod:`.complete_handlers`.
+
+Every error leaves as ``{"error": {"kind", "message"}}`` with a fitting status, from one place
+(:meth:`ChapyterHandler.write_error`), so the frontend has a single shape to read. Every input
+is read in one place too: :meth:`ChapyterHandler.json_body` bounds a body's size and nesting and
+repairs invalid Unicode, :meth:`ChapyterHandler.notebook_argument` reads a query's notebook path
+the same way, so no route meets a ``RecursionError`` or a lone surrogate further in.
+
+Bodies are streamed (``@stream_request_body``), so nothing is read before
+:meth:`ChapyterHandler.prepare` has run on the headers alone: a request without a user is
+refused there (403), a declared ``Content-Length`` above the route's ``max_body_bytes`` too
+(413), and a chunked body is cut off (413) as soon as it grows past it. The connection is then
+closed, unread.
+"""
+
+from __future__ import annotations
+
+import json
+from http.client import responses
+from typing import Any, cast
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+
+from ..endpoints import ModelRegistry
+from ..llm import LLMError
+from ..redact import Redactor, one_line, redact_traceback
+from .chat import ChatError, ChatService, HistoryWorker
+from .history import HistoryError, repair_text
+from .services import Services
+
+# Status for each error kind raised by our own code; an LLM failure is the upstream's fault.
+KIND_STATUS = {"bad_request": 400, "not_found": 404, "busy": 429}
+UPSTREAM_STATUS = {"timeout": 504}
+STATUS_KIND = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    # Too large is one more body the server refused: the browser reads it as it reads a 400
+    # (the agent's runner then reports a step result that could not be sent).
+    413: "bad_request",
+    429: "busy",
+}
+# Bounds of a request body: far above a chat message with its notebook snapshot, far below
+# what would make parsing it a denial of service.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+MAX_BODY_DEPTH = 32
+
+
+def _repaired(value: Any, depth: int = 0) -> Any:
+    """A parsed JSON value with every string repaired; ChatError if nested too deeply."""
+    if isinstance(value, str):
+        return repair_text(value)
+    if depth >= MAX_BODY_DEPTH and isinstance(value, (dict, list)):
+        raise ChatError("bad_request", f"The body is nested more than {MAX_BODY_DEPTH} deep.")
+    if isinstance(value, dict):
+        return {repair_text(k): _repaired(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_repaired(v, depth + 1) for v in value]
+    return value
+
+
+def parse_json_body(raw: bytes, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+    """A request body as a JSON object with repaired strings, or :class:`ChatError` (400).
+
+    Refused: more than ``limit`` bytes (``MAX_BODY_BYTES`` unless a route allows more), not
+    JSON, nested deeper than ``MAX_BODY_DEPTH`` (a deep body would otherwise exhaust the
+    parser's recursion: a 500), not an object.
+    Invalid UTF-8 bytes become U+FFFD.
+    """
+    if len(raw) > limit:
+        raise ChatError("bad_request", f"The body is larger than {limit} bytes.")
+    too_deep = f"The body is nested more than {MAX_BODY_DEPTH} deep."
+    try:
+        body = json.loads(raw.decode("utf-8", "replace") if raw else "{}")
+    except RecursionError:
+        raise ChatError("bad_request", too_deep) from None
+    except ValueError:
+        raise ChatError("bad_request", "The body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise ChatError("bad_request", "The body must be a JSON object.")
+    return _repaired(body)
+
+
+def body_too_large(limit: int) -> tornado.web.HTTPError:
+    """The 413 of a body above ``limit`` bytes (the same words as :func:`parse_json_body`)."""
+    return tornado.web.HTTPError(413, f"The body is larger than {limit} bytes.")
+
+
+@tornado.web.stream_request_body
+class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
+    """Base of every chapyter-ext handler: shared services, bounded input, JSON errors.
+
+    The body streams in through :meth:`data_received` once :meth:`prepare` has accepted the
+    headers (see the module); a verb reads it with :meth:`json_body`.
+    """
+
+    @property
+    def app(self) -> Services:
+        """The extension app, which holds the services."""
+        return cast(Services, self.extensionapp)
+
+    @property
+    def models(self) -> ModelRegistry:
+        """The named model endpoints."""
+        return self.app.registry
+
+    @property
+    def chat(self) -> ChatService:
+        """The service that streams replies."""
+        return self.app.chat
+
+    @property
+    def history(self) -> HistoryWorker:
+        """The chat history store, behind its worker thread."""
+        return self.app.history
+
+    @property
+    def redact(self) -> Redactor:
+        """The server's secret policy (a bare one before the services exist)."""
+        chat: ChatService | None = getattr(self.app, "chat", None)
+        return chat.redact if chat is not None else Redactor()
+
+    #: The largest body this route reads (a route with PNGs in its body allows more).
+    max_body_bytes = MAX_BODY_BYTES
+    #: Body bytes received so far (never more than ``max_body_bytes``).
+    _body: bytearray | None = None
+
+    async def prepare(self) -> None:  # type: ignore[override]  # as APIHandler's own
+        """Decide on the headers alone, before any of the body is read.
+
+        jupyter_server's own ``prepare`` comes first, in its order: host check, who the user
+        is, CORS, XSRF for other verbs than GET/HEAD/OPTIONS (the ``X-XSRFToken`` header or a
+        token: a streamed body is never searched for an ``_xsrf`` form field), then 403 for
+        no user when the server requires one. Every verb here needs a user even where the
+        server allows anonymous access elsewhere, and ``@authenticated`` on a verb only runs
+        after the body: so no user is a 403 here (a CORS preflight, ``OPTIONS``, is marked
+        ``@allow_unauthenticated`` by jupyter_server and passes). Then the declared size.
+        """
+        await super().prepare()
+        if self._finished:
+            return
+        verb = getattr(self, (self.request.method or "").lower(), None)
+        if not self.current_user and not getattr(verb, "__allow_unauthenticated", False):
+            raise tornado.web.HTTPError(403)
+        self._body = bytearray()
+        declared = self.request.headers.get("Content-Length", "")
+        # A malformed length is tornado's to refuse (400) when it reads the body.
+        if declared.strip().isdigit() and int(declared) > self.max_body_bytes:
+            raise body_too_large(self.max_body_bytes)
+
+    def data_received(self, chunk: bytes) -> None:
+        """Keep a piece of the body; past ``max_body_bytes``, answer 413 and stop reading."""
+        if self._body is None or self._finished:
+            return
+        if len(self._body) + len(chunk) > self.max_body_bytes:
+            self._body = None
+            err = body_too_large(self.max_body_bytes)
+            self.log_exception(type(err), err, None)
+            self.send_error(413, exc_info=(type(err), err, None))
+            return
+        self._body.extend(chunk)
+
+    def json_body(self) -> dict[str, Any]:
+        """The request body as a JSON object (bounded, Unicode repaired), or a 400."""
+        body = getattr(self, "_json_body", None)
+        if body is None:
+            raw = bytes(self._body or b"")
+            body = self._json_body = parse_json_body(raw, self.max_body_bytes)
+        return body
+
+    def notebook_argument(self) -> str:
+        """The ``notebook`` query argument, read as a JSON body's would be.
+
+        Not through tornado's ``get_query_argument``, which turns control characters into
+        spaces and strips them, so ``a.ipynb%00`` would pass here and fail in a body. Invalid
+        UTF-8 becomes U+FFFD; the store normalises the path, the same way for every route.
+        """
+        values = self.request.query_arguments.get("notebook") or [b""]
+        return values[-1].decode("utf-8", "replace")
+
+    def reply(self, data: Any, status: int = 200) -> None:
+        """Finish with a JSON body."""
+        self.set_status(status)
+        self.finish(json.dumps(data))
+
+    def _error_for(self, err: BaseException | None, status: int) -> tuple[int, str, str]:
+        if isinstance(err, (ChatError, HistoryError)):
+            return KIND_STATUS.get(err.kind, 400), err.kind, one_line(err, self.redact)
+        if isinstance(err, LLMError):
+            return UPSTREAM_STATUS.get(err.kind, 502), err.kind, one_line(err, self.redact)
+        if isinstance(err, tornado.web.HTTPError):
+            status = err.status_code
+            message = err.log_message if status < 500 and err.log_message else None
+            return status, STATUS_KIND.get(status, "error"), message or responses.get(status, "")
+        if err is not None:
+            return 500, "internal", "Internal error; see the server log."
+        return status, STATUS_KIND.get(status, "error"), responses.get(status, "Error")
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Every error as ``{"error": {"kind", "message"}}``: no traceback, no secret."""
+        exc_info = kwargs.get("exc_info")
+        err = exc_info[1] if exc_info else None
+        status, kind, message = self._error_for(err, status_code)
+        self.clear()
+        self.set_status(status)
+        self.finish(json.dumps({"error": {"kind": kind, "message": message}}))
+
+    def send_error(self, status_code: int = 500, **kwargs: Any) -> None:
+        """Tornado calls this for uncaught exceptions; our own kinds pick their status."""
+        exc_info = kwargs.get("exc_info")
+        if exc_info and isinstance(exc_info[1], (ChatError, HistoryError, LLMError)):
+            status_code = self._error_for(exc_info[1], status_code)[0]
+        super().send_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        """Expected failures are one warning line; others a traceback with secrets scrubbed."""
+        if isinstance(value, (ChatError, HistoryError, LLMError, tornado.web.HTTPError)):
+            if isinstance(value, tornado.web.HTTPError) and value.status_code < 500:
+                return super().log_exception(typ, value, tb)
+            status, kind, message = self._error_for(value, 500)
+            self.log.warning(
+                "%s %s -> %d %s: %s", self.request.method, self.request.path, status, kind, message
+            )
+            return None
+        self.log.error(
+            "Uncaught exception in %s %s:\n%s",
+            self.request.method,
+            self.request.path,
+            redact_traceback(value, self.redact),
+        )
+        return None

@@ -1,0 +1,29 @@
+"""What the handlers reach through ``self.extensionapp``: the services the app builds once in
+``initialize_settings`` (:class:`~.app.ChapyterExtApp`). A protocol, so that the handlers need
+not import the app that imports them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..endpoints import ModelRegistry
+    from .agent import AgentService
+    from .chat import ChatService, HistoryWorker
+    from .complete import CompletionService
+    from .contents_events import ContentsBridge
+
+__all__ = ["Services"]
+
+
+class Services(Protocol):
+    """The extension app's services, as the handlers use them."""
+
+    registry: ModelRegistry
+    history: HistoryWorker
+    chat: ChatService
+    agent: AgentService
+    completions: CompletionService
+    contents: ContentsBridge
+    #: ``Chapyter.save_chat_in_notebook``, as the server reads it.
+    save_chat_in_notebook: bool
