@@ -13,22 +13,29 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .openai_server import FakeOpenAIServer
+from typing import Any, Protocol
 
 log = logging.getLogger("chapyter_ext.testing.openai_server")
 
 
-class _ClientGone(Exception):
+class Responder(Protocol):
+    """What serves the requests (the loopback server): it answers each and tracks connections."""
+
+    def handle(self, handler: RequestHandler) -> None:
+        """Serve one request."""
+
+    def track_connection(self, conn: socket.socket, *, add: bool) -> None:
+        """Remember (``add``) or forget an open connection."""
+
+
+class ClientGone(Exception):
     """The client closed its end while we were writing."""
 
 
-class _Handler(BaseHTTPRequestHandler):
+class RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, so each call does not pay a TCP handshake
     disable_nagle_algorithm = True  # TCP_NODELAY: no ~40 ms Nagle/delayed-ACK stall per call
-    server: _HTTPServer
+    server: LoopbackHTTPServer
 
     def setup(self) -> None:
         super().setup()
@@ -54,16 +61,16 @@ class _Handler(BaseHTTPRequestHandler):
     # -- writing ----------------------------------------------------------------------------
 
     def send_all(self, data: bytes) -> None:
-        """Write bytes, turning a vanished client into _ClientGone."""
+        """Write bytes, turning a vanished client into ClientGone."""
         try:
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as err:
-            raise _ClientGone from err
+            raise ClientGone from err
 
     def pause(self, seconds: float, stopping: threading.Event) -> bool:
         """Wait, watching the socket; True if the server is stopping.
 
-        Raises _ClientGone as soon as the client hangs up, rather than at the next write (and
+        Raises ClientGone as soon as the client hangs up, rather than at the next write (and
         TCP lets the first write after a hang-up succeed), so tests see a disconnect promptly.
         """
         deadline = time.monotonic() + seconds
@@ -81,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 hung_up = True
             if hung_up:
-                raise _ClientGone
+                raise ClientGone
             stopping.wait(min(left, 0.02))  # a pipelined request: it waits for its turn
 
     def respond(
@@ -107,16 +114,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.respond(status, json.dumps(data).encode(), headers=headers)
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class LoopbackHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     timeout = 1.0  # handle_request() only runs once the socket is readable: never waits long
-    fake: FakeOpenAIServer
+    fake: Responder
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client hanging up is routine here (timeouts, aclose tests); anything else is a bug.
         exc = sys.exc_info()[1]
-        if isinstance(exc, (_ClientGone, ConnectionError)):
+        if isinstance(exc, (ClientGone, ConnectionError)):
             return
         log.exception("fake OpenAI server: error while serving %s", client_address)
 
@@ -128,5 +135,6 @@ def _reason(status: int) -> str:
         return "Unknown"
 
 
-def _http_chunk(data: bytes) -> bytes:
+def http_chunk(data: bytes) -> bytes:
+    """``data`` framed as one HTTP/1.1 chunk."""
     return b"%x\r\n%s\r\n" % (len(data), data)

@@ -38,15 +38,16 @@ from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
-from .http import _ClientGone, _Handler, _http_chunk, _HTTPServer
-from .replies import (
-    DEFAULT_CONTENT,
-    RecordedRequest,
-    Reply,
-    _error_json,
-    fim_text,
-    last_user_text,
-    tool_calls_json,
+from .http import ClientGone, LoopbackHTTPServer, RequestHandler, http_chunk
+from .replies import DEFAULT_CONTENT, RecordedRequest, Reply, fim_text, last_user_text
+from .wire import (
+    StreamChunks,
+    completion_json,
+    error_json,
+    models_json,
+    prompt_chars,
+    stream_deltas,
+    text_completion_json,
     usage_json,
 )
 
@@ -73,7 +74,7 @@ class FakeOpenAIServer:
         self._connections: set[socket.socket] = set()
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
+        self._httpd: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._wake: tuple[socket.socket, socket.socket] = ()  # type: ignore[assignment]
 
@@ -84,7 +85,7 @@ class FakeOpenAIServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        httpd = _HTTPServer((self.host, self._requested_port), _Handler)
+        httpd = LoopbackHTTPServer((self.host, self._requested_port), RequestHandler)
         httpd.fake = self
         self._httpd = httpd
         self._wake = socket.socketpair()
@@ -94,7 +95,7 @@ class FakeOpenAIServer:
         self._thread.start()
         return self
 
-    def _serve(self, httpd: _HTTPServer) -> None:
+    def _serve(self, httpd: LoopbackHTTPServer) -> None:
         # Not serve_forever(): its polling would make every stop() (one per test) take a poll
         # interval; a wake-up socket makes stopping immediate.
         with selectors.DefaultSelector() as selector:
@@ -198,7 +199,7 @@ class FakeOpenAIServer:
             else:
                 self._connections.discard(conn)
 
-    def handle(self, handler: _Handler) -> None:
+    def handle(self, handler: RequestHandler) -> None:
         """Serve one request."""
         path = urlsplit(handler.path).path.rstrip("/") or "/"
         length = int(handler.headers.get("Content-Length") or 0)
@@ -226,10 +227,10 @@ class FakeOpenAIServer:
         elif handler.command == "POST" and path == "/v1/completions":
             self._chat(handler, record, text_completion=True)
         elif handler.command == "GET" and path == "/v1/models":
-            handler.respond_json(200, self._models_json())
+            handler.respond_json(200, models_json(self.models))
         else:
             handler.respond_json(
-                404, _error_json(404, f"Unknown path {handler.command} {path}.", code="not_found")
+                404, error_json(404, f"Unknown path {handler.command} {path}.", code="not_found")
             )
 
     def _choose(self, body: Any, *, text_completion: bool = False) -> tuple[Reply, str]:
@@ -244,12 +245,12 @@ class FakeOpenAIServer:
             return self.default_reply, "default"
 
     def _chat(
-        self, handler: _Handler, record: RecordedRequest, *, text_completion: bool = False
+        self, handler: RequestHandler, record: RecordedRequest, *, text_completion: bool = False
     ) -> None:
         asks_usage = isinstance(record.body, dict) and "stream_options" in record.body
         if asks_usage and self.refuse_stream_options:  # refused before a reply is chosen
             message = "Unrecognized request argument supplied: stream_options"
-            handler.respond_json(400, _error_json(400, message))
+            handler.respond_json(400, error_json(400, message))
             return
         reply, source = self._choose(record.body, text_completion=text_completion)
         record.reply, record.source = reply, source
@@ -267,27 +268,32 @@ class FakeOpenAIServer:
                 handler.close_connection = True
                 return
             if rejected:
-                handler.respond_json(400, _error_json(400, "tools are not supported"))
+                handler.respond_json(400, error_json(400, "tools are not supported"))
             elif reply.raw_body is not None:
                 handler.respond(reply.status, reply.raw_body.encode(), headers=reply.headers)
             elif reply.status != 200:
                 message = reply.error or f"Fake error {reply.status}."
-                data = _error_json(
+                data = error_json(
                     reply.status, message, code=reply.error_code, kind=reply.error_type
                 )
                 handler.respond_json(reply.status, data, headers=reply.headers)
             elif stream:
                 self._stream(handler, record, reply, text_completion=text_completion)
             elif text_completion:
-                handler.respond_json(200, self._text_completion_json(record, reply), reply.headers)
+                handler.respond_json(
+                    200,
+                    text_completion_json(record, reply, self._ids, self.models[0]),
+                    reply.headers,
+                )
             else:
-                handler.respond_json(200, self._completion_json(record, reply), reply.headers)
-        except _ClientGone:
+                data = completion_json(record, reply, self._ids, self.models[0])
+                handler.respond_json(200, data, reply.headers)
+        except ClientGone:
             self._client_gone(handler, record)
 
     def _stream(
         self,
-        handler: _Handler,
+        handler: RequestHandler,
         record: RecordedRequest,
         reply: Reply,
         *,
@@ -306,40 +312,12 @@ class FakeOpenAIServer:
         head.extend(f"{name}: {value}" for name, value in reply.headers.items())
         handler.send_all(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
 
-        chunk_id = f"chatcmpl-fake-{next(self._ids)}"
-        created = int(time.time())
-        model = record.model or self.models[0]
-        deltas = self._stream_deltas(reply)
-
-        def event(delta: dict[str, Any], finish_reason: str | None) -> bytes:
-            if text_completion:  # /v1/completions: choices[0].text instead of a delta
-                data: dict[str, Any] = {
-                    "id": chunk_id.replace("chatcmpl", "cmpl"),
-                    "object": "text_completion",
-                    "created": created,
-                    "model": model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "text": delta.get("content") or "",
-                            "finish_reason": finish_reason,
-                            "logprobs": None,
-                        }
-                    ],
-                }
-                return _http_chunk(f"data: {json.dumps(data)}\n\n".encode())
-            data = {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [
-                    {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
-                ],
-            }
-            return _http_chunk(f"data: {json.dumps(data)}\n\n".encode())
-
-        for index, delta in enumerate(deltas):
+        chunks = StreamChunks(
+            f"chatcmpl-fake-{next(self._ids)}",
+            record.model or self.models[0],
+            text_completion=text_completion,
+        )
+        for index, delta in enumerate(stream_deltas(reply, self._ids)):
             if reply.cut_after is not None and index >= reply.cut_after:
                 handler.close_connection = True  # no terminating chunk: the body is incomplete
                 return
@@ -348,106 +326,26 @@ class FakeOpenAIServer:
                 return
             # Taken just before the write: the client cannot have seen the chunk any earlier.
             written_at = time.time()
-            handler.send_all(event(delta, None))
+            handler.send_all(chunks.event(delta, None))
             if index == 0:
                 record.first_chunk_at = written_at
             record.chunks_sent += 1
         if reply.cut_after is not None:  # every piece went out, but not the end of the stream
             handler.close_connection = True
             return
-        finish = "tool_calls" if reply.tool_calls else "stop"
-        end = event({}, finish)
+        end = chunks.event({}, "tool_calls" if reply.tool_calls else "stop")
         options = record.body.get("stream_options") if isinstance(record.body, dict) else None
         if isinstance(options, dict) and options.get("include_usage"):
-            # OpenAI's last chunk: no choices, the usage of the whole answer.
-            prompt_chars = sum(len(str(m.get("content", ""))) for m in record.messages)
-            last = {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [],
-                "usage": usage_json(reply, prompt_chars),
-            }
-            end += _http_chunk(f"data: {json.dumps(last)}\n\n".encode())
-        handler.send_all(end + _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            end += chunks.usage(usage_json(reply, prompt_chars(record)))
+        handler.send_all(end + http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
 
-    def _stream_deltas(self, reply: Reply) -> list[dict[str, Any]]:
-        """The ``delta`` of each SSE chunk: the content in pieces, then each tool call as OpenAI
-        streams it (id and name first, then the arguments in pieces, all by ``index``)."""
-        size = reply.chunk_size if reply.chunk_size > 0 else max(len(reply.content), 1)
-        text = reply.content
-        deltas: list[dict[str, Any]] = [
-            {"content": text[i : i + size]} for i in range(0, len(text), size)
-        ]
-        if not deltas and not reply.tool_calls:
-            deltas.append({"content": ""})
-        for index, call in enumerate(tool_calls_json(reply, next(self._ids))):
-            function = call["function"]
-            opening = {"name": function["name"], "arguments": ""}
-            head = {"index": index, "id": call["id"], "type": "function", "function": opening}
-            deltas.append({"tool_calls": [head]})
-            arguments = function["arguments"]
-            for i in range(0, len(arguments), size):
-                piece = {"arguments": arguments[i : i + size]}
-                deltas.append({"tool_calls": [{"index": index, "function": piece}]})
-        deltas[0] = {"role": "assistant", **deltas[0]}
-        return deltas
-
-    def _client_gone(self, handler: _Handler, record: RecordedRequest) -> None:
+    def _client_gone(self, handler: RequestHandler, record: RecordedRequest) -> None:
         handler.close_connection = True
         record.disconnected = True
         with self._lock:
             self._disconnects += 1
 
-    def _completion_json(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in record.messages)
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-        if reply.tool_calls:
-            message["content"] = reply.content or None
-            message["tool_calls"] = tool_calls_json(reply, next(self._ids))
-        return {
-            "id": f"chatcmpl-fake-{next(self._ids)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": record.model or self.models[0],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
-                    "logprobs": None,
-                }
-            ],
-            "usage": usage_json(reply, prompt_chars),
-        }
-
-    def _text_completion_json(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
-        return {
-            "id": f"cmpl-fake-{next(self._ids)}",
-            "object": "text_completion",
-            "created": int(time.time()),
-            "model": record.model or self.models[0],
-            "choices": [
-                {"index": 0, "text": reply.content, "finish_reason": "stop", "logprobs": None}
-            ],
-            "usage": {
-                "prompt_tokens": len(fim_text(record.body)) // 4,
-                "completion_tokens": len(reply.content) // 4,
-                "total_tokens": (len(fim_text(record.body)) + len(reply.content)) // 4,
-            },
-        }
-
-    def _models_json(self) -> dict[str, Any]:
-        return {
-            "object": "list",
-            "data": [
-                {"id": name, "object": "model", "created": 0, "owned_by": "chapyter-ext-fake"}
-                for name in self.models
-            ],
-        }
-
-    def _handle_control(self, handler: _Handler, path: str, body: Any) -> None:
+    def _handle_control(self, handler: RequestHandler, path: str, body: Any) -> None:
         try:
             if handler.command == "POST" and path == "/_control/script":
                 replies = body.get("replies") if isinstance(body, dict) else None
@@ -477,9 +375,9 @@ class FakeOpenAIServer:
                 requests = [record.to_dict() for record in self.requests]
                 handler.respond_json(200, {"requests": requests})
             else:
-                handler.respond_json(404, _error_json(404, f"Unknown control path {path}."))
+                handler.respond_json(404, error_json(404, f"Unknown control path {path}."))
         except (TypeError, ValueError) as err:
-            handler.respond_json(400, _error_json(400, str(err)))
+            handler.respond_json(400, error_json(400, str(err)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,22 +1,14 @@
-"""What the loopback OpenAI-compatible server answers and records: scripted replies, recorded
-requests and OpenAI-shaped error bodies (see :mod:`chapyter_ext.testing.openai_server`)."""
+"""What the loopback OpenAI-compatible server answers and records: scripted replies and recorded
+requests (see :mod:`chapyter_ext.testing.openai_server`; the answers' OpenAI shapes are
+:mod:`.wire`'s)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 #: What the server answers when nothing was scripted: a short fenced Python block.
 DEFAULT_CONTENT = '```python\nprint("hello from the fake model")\n```'
-
-_ERROR_TYPES = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    403: ("permission_error", None),
-    404: ("invalid_request_error", "model_not_found"),
-    429: ("rate_limit_error", "rate_limit_exceeded"),
-}
 
 
 @dataclass
@@ -162,49 +154,3 @@ def fim_text(body: Any) -> str:
         "".join(p for p in prompt if isinstance(p, str)) if isinstance(prompt, list) else prompt
     )
     return (prompt if isinstance(prompt, str) else "") + (suffix if isinstance(suffix, str) else "")
-
-
-def tool_calls_json(reply: Reply, first_id: int) -> list[dict[str, Any]]:
-    """The reply's tool calls in OpenAI's message form (ids ``call_fake_<n>`` unless given)."""
-    calls = []
-    for offset, call in enumerate(reply.tool_calls or []):
-        arguments = call.get("arguments", {})
-        calls.append(
-            {
-                "id": call.get("id") or f"call_fake_{first_id + offset}",
-                "type": "function",
-                "function": {
-                    "name": call["name"],
-                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-                },
-            }
-        )
-    return calls
-
-
-def usage_json(reply: Reply, prompt_chars: int) -> dict[str, int]:
-    """The ``usage`` object of a reply: scripted, or four characters per token."""
-    given = reply.usage or {}
-    prompt = given.get("prompt_tokens", prompt_chars // 4)
-    completion = given.get("completion_tokens", len(reply.content) // 4)
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": given.get("total_tokens", prompt + completion),
-    }
-
-
-def _error_json(
-    status: int, message: str, *, code: str | None = None, kind: str | None = None
-) -> dict[str, Any]:
-    default_kind, default_code = _ERROR_TYPES.get(
-        status, ("server_error" if status >= 500 else "", None)
-    )
-    return {
-        "error": {
-            "message": message,
-            "type": kind or default_kind or "invalid_request_error",
-            "param": None,
-            "code": code or default_code,
-        }
-    }
