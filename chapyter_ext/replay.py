@@ -216,7 +216,7 @@ def regenerate_notebook(
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    _ensure_cell_ids(nb)
+    ensure_cell_ids(nb)
     report = RegenerateReport(path)
 
     def new_cell(code: str, metadata: dict) -> Any:
@@ -288,8 +288,9 @@ def regenerate_file(
     return report
 
 
-def _ensure_cell_ids(nb: Any) -> None:
-    # Links are by cell id, which nbformat 4.5 introduced; JupyterLab 4 upgrades the same way.
+def ensure_cell_ids(nb: Any) -> None:
+    """Give every cell of ``nb`` an id (nbformat 4.5): links are by cell id, and JupyterLab 4
+    upgrades a notebook the same way."""
     from nbformat.v4.nbbase import random_cell_id
 
     if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):

@@ -5,7 +5,8 @@ step, the chat's notebook context and the guard rails all read nbformat ``error`
 One ANSI pattern (:func:`strip_ansi`: CSI colours and cursor moves, OSC hyperlinks and titles),
 one line per error (:func:`error_line`), one text per error (:func:`error_text`: the line and
 only the frames of the notebook's own code) and the cell line that raised
-(:func:`failing_line`). Pure: no IPython.
+(:func:`failing_line`); and an exception raised here as one line (:func:`exception_line`).
+Pure: no IPython.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["error_line", "error_text", "failing_line", "multiline_text", "strip_ansi"]
+__all__ = [
+    "error_line",
+    "error_text",
+    "exception_line",
+    "failing_line",
+    "multiline_text",
+    "strip_ansi",
+]
 
 # CSI sequences (colours, cursor moves), OSC sequences (hyperlinks, titles), two-byte escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -70,3 +78,10 @@ def failing_line(error: Mapping[str, Any]) -> int | None:
         if match:
             return int(match.group(1))
     return None
+
+
+def exception_line(err: BaseException) -> str:
+    """An exception raised here as one line: the last line of its message (where a tool's
+    multi-line message says what went wrong), or its type's name."""
+    lines = [line for line in str(err).strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else type(err).__name__

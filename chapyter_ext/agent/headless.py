@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic_write import check_target, write_notebook
 from ..contract import METADATA_KEY, SCHEMA_VERSION, generated_metadata, utc_now_iso
-from .notebook_kernel import KernelRunError, NotebookKernel, _one_line
+from ..replay import ensure_cell_ids
+from ..tracebacks import exception_line
+from .notebook_kernel import KernelRunError, NotebookKernel
 
 if TYPE_CHECKING:
     from ..config import Chapyter
@@ -105,16 +107,16 @@ def run_agent_file(
         nb = nbformat.read(path, as_version=4)
     except Exception as err:
         raise AgentRunError(f"cannot read {path}: {' '.join(str(err).split())}") from None
-    _ensure_cell_ids(nb)  # before the working copy: cell ids name the same cells in both
+    ensure_cell_ids(nb)  # before the working copy: cell ids name the same cells in both
     target = output or path
     try:
         check_target(target)  # before any work: a result that cannot be saved is no result
     except OSError as err:
-        raise AgentRunError(f"cannot write {target}: {_one_line(err)}") from None
+        raise AgentRunError(f"cannot write {target}: {exception_line(err)}") from None
     try:
         registry = kernel_registry(settings)
     except (TraitError, ValueError) as err:  # a bad setting, e.g. from the environment
-        raise AgentRunError(_one_line(err)) from None
+        raise AgentRunError(exception_line(err)) from None
     run = AgentRun(path)
     turn: _Turn | None = None
     kernel: NotebookKernel | None = None
@@ -126,7 +128,7 @@ def run_agent_file(
                 # Starts the bundled local model when it is the endpoint: seconds the first time.
                 name, endpoint = registry.resolve(None, model=model)
             except (LLMError, TraitError, ValueError) as err:
-                raise AgentRunError(_one_line(err)) from None
+                raise AgentRunError(exception_line(err)) from None
             secrets = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
             cwd = os.path.dirname(os.path.abspath(path))
             local = registry.is_local(name)
@@ -168,7 +170,7 @@ def run_agent_file(
             try:
                 write_notebook(nb, target)
             except OSError as err:
-                raise AgentRunError(f"cannot write {target}: {_one_line(err)}") from None
+                raise AgentRunError(f"cannot write {target}: {exception_line(err)}") from None
     return run
 
 
@@ -200,7 +202,9 @@ def load_settings() -> Chapyter:
         config = load_pyconfig_files(["ipython_config.py", "ipython_kernel_config.py"], profile)
         return Chapyter(config=config)
     except Exception as err:
-        raise AgentRunError(f"cannot read the settings in {profile}: {_one_line(err)}") from None
+        raise AgentRunError(
+            f"cannot read the settings in {profile}: {exception_line(err)}"
+        ) from None
 
 
 class _Turn:
@@ -413,12 +417,6 @@ class _Turn:
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _ensure_cell_ids(nb: Any) -> None:
-    from ..replay import _ensure_cell_ids as ensure
-
-    ensure(nb)
 
 
 def _interrupted_note(signum: int, doing: str, *, ran: int, kept: bool) -> str:

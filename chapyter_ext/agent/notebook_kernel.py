@@ -11,6 +11,7 @@ import math
 import subprocess
 from typing import TYPE_CHECKING, Any
 
+from ..tracebacks import exception_line
 from . import figures
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class NotebookKernel:
             raise KernelRunError("the kernel died while the notebook's cells ran.") from None
         except Exception as err:
             self.close()
-            raise KernelRunError(f"cannot run the notebook: {_one_line(err)}") from None
+            raise KernelRunError(f"cannot run the notebook: {exception_line(err)}") from None
         except BaseException:
             self.close()
             raise
@@ -269,8 +270,3 @@ def _output_text(out: Any) -> str:
 
 def _whole_seconds(seconds: float) -> int:
     return max(1, math.ceil(seconds))
-
-
-def _one_line(err: BaseException) -> str:
-    lines = [line for line in str(err).strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else type(err).__name__
