@@ -1,132 +1,23 @@
-"""``%%ai`` and ``%ai``: thin IPython magics over llm, context and prompts."""
+"""``%%ai`` and ``%ai``: thin IPython magics over llm, context and prompts; what happens around
+the model call (progress, delivery, the terminal's retry loop) lives in
+:mod:`chapyter_ext.generation`, the small model's candidates in :mod:`chapyter_ext.small_model`."""
 
 from __future__ import annotations
 
 import os
-import sys
-import time
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from .config import Chapyter
-from .contract import (
-    CHECK_SYNTAX_ERROR,
-    PROGRESS_MIME,
-    MagicLineError,
-    generated_metadata,
-    generation_payload_item,
-    parse_magic_line,
-    request_sha256,
-)
-from .redact import Redactor, TokenRedactor
+from .contract import MagicLineError, generation_payload_item, parse_magic_line
+from .generation.delivery import GeneratedCode, deliver, in_kernel, provenance, redacted
+from .generation.errors import ChapyterError
+from .generation.progress import Progress
+from .generation.terminal_retry import run_after_this_cell, run_and_correct
+from .redact import Redactor
 
-_PROGRESS_INTERVAL = 0.1  # seconds between display updates: smooth, without flooding iopub
-
-
-class ChapyterError(Exception):
-    """A failure shown to the user as one line, without a traceback."""
-
-    def _render_traceback_(self) -> list[str]:
-        # IPython calls this instead of formatting a traceback: the user sees one clear line.
-        return [f"\x1b[31mchapyter-ext:\x1b[0m {self}"]
-
-
-class _Progress:
-    """Shows the answer arriving: a live display in a kernel, plain text in a terminal.
-
-    Everything shown passes ``redactor`` (a secret split over two pieces included: the stream
-    goes through a :class:`~chapyter_ext.redact.TokenRedactor`), since the display is saved
-    with the notebook.
-    """
-
-    def __init__(self, shell, model: str, redactor: Redactor):
-        self._redact = redactor
-        self._tokens = TokenRedactor(redactor)
-        self._model = redactor(model)
-        self._text: list[str] = []
-        self._chars = 0
-        self._started = time.perf_counter()
-        self._last_update = 0.0
-        self._in_kernel = getattr(shell, "kernel", None) is not None
-        self._handle: Any = None
-        if self._in_kernel:
-            from IPython.display import display
-
-            self._handle = display(self._bundle("waiting"), raw=True, display_id=True)
-
-    def _bundle(self, state: str, note: str = "") -> dict:
-        answer = "".join(self._text)
-        elapsed = time.perf_counter() - self._started
-        if state == "waiting":
-            # Plain text: an emoji renders as an empty box where no emoji font is installed.
-            line = f"Asking {self._model}…"
-        elif state == "streaming":
-            line = f"{self._model} is writing… {self._chars} characters, {elapsed:.1f} s"
-        else:
-            line = note
-        plain = line if state != "streaming" else f"{line}\n{_tail(answer)}"
-        return {
-            "text/plain": plain,
-            PROGRESS_MIME: {"state": state, "text": answer, "model": self._model},
-        }
-
-    def _show(self, safe: str) -> None:
-        if safe:
-            self._text.append(safe)
-            if not self._in_kernel:
-                sys.stdout.write(safe)
-                sys.stdout.flush()
-
-    def token(self, piece: str) -> None:
-        """Called for every streamed piece of the answer."""
-        self._chars += len(piece)
-        self._show(self._tokens.push(piece))
-        if not self._in_kernel:
-            return
-        now = time.perf_counter()
-        if now - self._last_update >= _PROGRESS_INTERVAL:
-            self._last_update = now
-            self._handle.update(self._bundle("streaming"), raw=True)
-
-    def restart(self, note: str) -> None:
-        """Start over for another answer (a small model's next candidate), saying why."""
-        self._show(self._tokens.flush())
-        self._tokens = TokenRedactor(self._redact)
-        self._text.clear()
-        self._chars = 0
-        if not self._in_kernel:
-            sys.stdout.write(f"\n↻ {self._redact(note)}\n")
-            sys.stdout.flush()
-        else:
-            self._handle.update(self._bundle("streaming"), raw=True)
-
-    def finish(self, note: str, state: str = "done") -> None:
-        """Replace the live view with one line (``state`` is "done" or "failed")."""
-        self._show(self._tokens.flush())
-        note = self._redact(note)
-        if not self._in_kernel:
-            if self._text:
-                sys.stdout.write("\n")
-            if state == "done":
-                print(note)
-            return
-        bundle = self._bundle(state, note)
-        if state == "failed":
-            # The error itself is shown once, by ChapyterError; keep only the partial answer.
-            bundle["text/plain"] = ""
-        self._handle.update(bundle, raw=True)
-
-
-def _error_output(shell, exc: BaseException) -> dict:
-    """An exception raised by code run here, as an error output (``ename``, ``evalue``,
-    ``traceback`` frames as IPython formats them)."""
-    try:
-        frames = shell.InteractiveTB.structured_traceback(type(exc), exc, exc.__traceback__)
-    except Exception:
-        frames = []
-    return {"ename": type(exc).__name__, "evalue": str(exc), "traceback": list(frames)}
-
+__all__ = ["AIMagics", "ChapyterError", "load_ipython_extension", "unload_ipython_extension"]
 
 #: Why a generated cell waits below instead of running (the %%ai progress line says it).
 REVIEW_NOTE = "it waits for your review (setting: Local review); run it once it looks right."
@@ -134,30 +25,17 @@ REVIEW_NOTE = "it waits for your review (setting: Local review); run it once it 
 HOLD_NOTE = "setting: Run policy; run it yourself once you have read it"
 
 
-def review_first(settings: Chapyter, args) -> bool:
+def review_first(settings: Chapyter, args, *, local: bool | None = None) -> bool:
     """Whether ``%%ai``'s code waits for the user's review instead of running: the bundled
-    local model answers (nothing configured) and ``Chapyter.local_review`` is on
-    (:func:`chapyter_ext.guards.review_first`); an explicit ``--run`` still runs it."""
+    local model answers (``local``; by default the kernel's registry says,
+    :meth:`~chapyter_ext.endpoints.ModelRegistry.is_local`) and ``Chapyter.local_review`` is
+    on (:func:`chapyter_ext.guards.review_first`); an explicit ``--run`` still runs it."""
+    from .endpoints import kernel_registry
     from .guards.review import review_first as local_review_first
-    from .local_model import wants_local_model
 
-    local = wants_local_model(
-        base_url=settings.base_url, api_key=settings.api_key, enabled=settings.local_model
-    )
+    if local is None:
+        local = kernel_registry(settings).is_local(None)
     return local_review_first(settings, local=local) and not args.run
-
-
-def _redacted(completion, redactor: Redactor):
-    """``completion`` with its text and model name redacted: the code below, its provenance
-    and every line about it come from them, and all are saved with the notebook."""
-    completion.text = redactor(completion.text)
-    completion.model = redactor(completion.model)
-    return completion
-
-
-def _tail(text: str, lines: int = 12) -> str:
-    parts = text.splitlines()
-    return "\n".join(parts[-lines:])
 
 
 @magics_class
@@ -232,13 +110,12 @@ class AIMagics(Magics):
             return None
         return self._generate(cell, args, caller)
 
-    def _ask(self, cell: str, args, retry=None):
+    def _ask(self, cell: str, args, retry=None) -> GeneratedCode:
         """Ask the model: for code from the request, or (``retry``) to correct code that raised.
 
-        Returns the code, the completion, the endpoint, the context's length, the progress
-        display and the one-line syntax error (None when the code parses). A small model
-        (``Chapyter.prompt_style``) gets its own prompt and up to three checked candidates
-        (:mod:`chapyter_ext.small_model`).
+        A small model (``Chapyter.prompt_style``) gets its own prompt and up to three checked
+        candidates (:mod:`chapyter_ext.small_model`). The answer's ``failed`` is the one-line
+        syntax error (None when the code parses).
         """
         from .context import kernel_context
         from .llm import LLMError, complete
@@ -251,12 +128,13 @@ class AIMagics(Magics):
         )
         from .prompts import build_messages, build_retry_messages
         from .rules import kernel_rules, with_rules
-        from .small_model import SMALL_CONTEXT_BUDGET, uses_small_prompt
+        from .small_model import prompt_profile
+        from .small_model.candidates import NoPassingCandidate, first_passing_candidate
 
         settings = self.settings
         registry = self._registry()
         model_name = registry.model_name(None, model=args.model)
-        small = uses_small_prompt(settings.prompt_style, model_name)
+        profile = prompt_profile(settings.prompt_style, model_name)
         secrets = self._secrets(registry)
         # One policy for what is sent and for everything shown and saved with the notebook
         # (the live answer, the code below, its provenance, the error lines).
@@ -264,28 +142,22 @@ class AIMagics(Magics):
         request = redactor(cell.strip())
         context = None
         if settings.send_context and not args.no_context:
-            if small:
-                # Only the variables (those the request names first), no cells to echo back.
-                context = kernel_context(
-                    self.shell,
-                    budget=min(settings.context_budget, SMALL_CONTEXT_BUDGET),
-                    n_cells=0,
-                    secrets=secrets,
-                    request=cell.strip(),
-                )
-            else:
-                context = kernel_context(
-                    self.shell,
-                    budget=settings.context_budget,
-                    secrets=secrets,
-                    request=cell.strip(),
-                )
+            # A small model: only the variables (those the request names first), no cells to
+            # echo back.
+            cells = {} if profile.recent_cells is None else {"n_cells": profile.recent_cells}
+            context = kernel_context(
+                self.shell,
+                budget=profile.context_budget(settings.context_budget),
+                secrets=secrets,
+                request=cell.strip(),
+                **cells,
+            )
         retry_parts = None
         if retry is not None:
             from .tracebacks import error_text
 
             retry_parts = (redactor(retry.code), redactor(error_text(retry.error)))
-        if small:
+        if profile.small:
             from .small_model import build_small_messages
 
             messages = build_small_messages(request, context, retry=retry_parts)
@@ -294,22 +166,30 @@ class AIMagics(Magics):
         else:
             messages = build_retry_messages(request, context, *retry_parts)
         # The project's AGENTS.md: from the kernel's working directory up (chapyter_ext.rules).
-        messages = with_rules(messages, kernel_rules(settings, os.getcwd(), redactor, small=small))
+        rules_budget = profile.rules_chars(settings.rules_chars)
+        messages = with_rules(
+            messages, kernel_rules(settings, os.getcwd(), redactor, budget=rules_budget)
+        )
 
-        progress = _Progress(self.shell, model_name, redactor)
+        progress = Progress(self.shell, model_name, redactor)
+
+        def ask(endpoint, extra_body=None):
+            return redacted(
+                complete(endpoint, messages, on_token=progress.token, extra_body=extra_body),
+                redactor,
+            )
+
         try:
             # Starts the bundled local model when it is the endpoint: seconds the first time.
             endpoint = registry.resolve(None, model=args.model)[1]
-            if small:
-                code, completion, endpoint = self._small_candidates(
-                    endpoint, messages, progress, cell.strip(), redactor
+            if profile.small:
+                code, completion, endpoint = first_passing_candidate(
+                    endpoint, ask, self.shell.user_ns, cell.strip(), restart=progress.restart
                 )
             else:
-                completion = _redacted(
-                    complete(endpoint, messages, on_token=progress.token), redactor
-                )
+                completion = ask(endpoint)
                 code = extract_code(completion.text)
-        except (LLMError, NoCodeError) as err:
+        except (LLMError, NoCodeError, NoPassingCandidate) as err:
             message = redactor(str(err))
             progress.finish(message, state="failed")
             raise ChapyterError(message) from None
@@ -317,86 +197,24 @@ class AIMagics(Magics):
             progress.finish("Interrupted: nothing was inserted.", state="failed")
             raise ChapyterError("Interrupted: nothing was inserted.") from None
 
+        answer = GeneratedCode(code, completion, endpoint, len(context or ""), progress)
+        answer.local = registry.is_local(None)
         try:
             check_syntax(code)
-            failed = None
         except MagicCallError as err:
             message = redactor(str(err))
             progress.finish(message, state="failed")
             raise ChapyterError(message) from None
         except CodeSyntaxError as err:
             # Delivered all the same, never run: the answer stays visible, to fix by hand.
-            failed = redactor(str(err))
-        return code, completion, endpoint, len(context or ""), progress, failed
+            answer.failed = redactor(str(err))
+        return answer
 
     def _secrets(self, registry) -> list[str]:
         """The keys and header values in use; the configured key may live only in %config."""
         settings = self.settings
         found = [*registry.secrets(), settings.api_key, *settings.extra_headers.values()]
         return [s for s in found if s]
-
-    def _small_candidates(self, endpoint, messages, progress, request: str, redactor: Redactor):
-        """Up to ``small_model.CANDIDATES`` answers of a small model, each checked against the
-        kernel's namespace; the first that passes, with the endpoint settings it was asked
-        with. None passes: one line (``small_model.failed_message``) as a ChapyterError."""
-        from .llm import complete
-        from .parsing import NoCodeError, extract_code
-        from .small_model import CANDIDATES, candidate_request, check_candidate, failed_message
-
-        problem = ""
-        for index in range(CANDIDATES):
-            if index:
-                progress.restart(f"candidate {index + 1} of {CANDIDATES} ({problem})")
-            asked, extra_body = candidate_request(endpoint, index)
-            # The same messages each time: told what was wrong, SmolLM2 did worse (8/20 vs 11/20).
-            completion = _redacted(
-                complete(asked, messages, on_token=progress.token, extra_body=extra_body),
-                redactor,
-            )
-            try:
-                code = extract_code(completion.text)
-            except NoCodeError:
-                problem = "no code"
-                continue
-            candidate = check_candidate(code, self.shell.user_ns, request)
-            if candidate.problem is None:
-                return candidate.code, completion, asked
-            problem = candidate.problem
-        message = redactor(failed_message(problem))
-        progress.finish(message, state="failed")
-        raise ChapyterError(message)
-
-    def _provenance(self, cell, code, completion, endpoint, context_chars, failed, retry):
-        """The generated cell's provenance; a correction is recorded as a "retry" change."""
-        from .contract import accepted_change
-        from .tracebacks import error_text
-
-        metadata = generated_metadata(
-            code=code,
-            # The request as the frontend hashes it: the cell below the magic line, normalised.
-            prompt_sha256=request_sha256(cell),
-            model=completion.model,
-            endpoint=endpoint.host,
-            parameters={"temperature": endpoint.temperature, "max_tokens": endpoint.max_tokens},
-            context_chars=context_chars,
-            attempts=completion.attempts,
-            check=CHECK_SYNTAX_ERROR if failed is not None else None,
-            check_error=failed,
-        )
-        if retry is None:
-            return metadata
-        changed = accepted_change(
-            metadata,
-            kind="retry",
-            model=completion.model,
-            code=code,
-            request_sha256=request_sha256(error_text(retry.error).splitlines()[0]),
-            created=metadata["created"],
-            previous_code=retry.code,
-        )
-        if failed is not None:
-            changed.update(check=CHECK_SYNTAX_ERROR, check_error=failed)
-        return changed
 
     def _generate(self, cell: str, args, caller) -> None:
         settings = self.settings
@@ -407,7 +225,9 @@ class AIMagics(Magics):
                 f"No retry left: Chapyter.fix_retries is {settings.fix_retries}; "
                 "fix the code below by hand, or run this cell again."
             )
-        code, completion, endpoint, context_chars, progress, failed = self._ask(cell, args, retry)
+        answer = self._ask(cell, args, retry)
+        code, completion, failed = answer.code, answer.completion, answer.failed
+        shown_in_kernel = in_kernel(self.shell)
 
         # Who runs the code: the frontend (JupyterLab with chapyter-ext), this kernel (--run
         # where nothing else would), or nobody yet. Never two of them, and never in a batch
@@ -417,7 +237,7 @@ class AIMagics(Magics):
         if failed is not None:
             run_here = run = False
         # The bundled local model's code is often wrong: it waits below for a look first.
-        review = run and not caller.is_batch and review_first(settings, args)
+        review = run and not caller.is_batch and review_first(settings, args, local=answer.local)
         if review:
             run = False
         # Chapyter.run_policy: code the user has not seen runs only if it is proven harmless.
@@ -432,13 +252,13 @@ class AIMagics(Magics):
         if settings.show_usage and completion.usage is not None:
             from .llm.usage import cost_of, usage_line
 
-            cost = cost_of(completion.usage, endpoint.model, settings.prices)
+            cost = cost_of(completion.usage, answer.endpoint.model, settings.prices)
             done += f", {usage_line(completion.usage, cost)}"
         if retry is not None:
             done = f"retry {retry.attempt} of {settings.fix_retries}: {done}"
         if caller.is_batch:
             note = f"↻ regenerated in a batch run (not reproducible): {done}."
-        elif not self._in_kernel:
+        elif not shown_in_kernel:
             note = f"✓ {done}, " + ("running it:" if run_here else "inserted at the next prompt.")
             if held is not None:
                 note = f"✓ {done}, inserted at the next prompt, not run: {held} ({HOLD_NOTE})"
@@ -452,28 +272,69 @@ class AIMagics(Magics):
             note = f"✓ {done}, inserted below" + (" and run." if run else ".")
         if retry is not None:
             note = "↻" + note[1:]  # the answer arrived; whether it fixes the code is not known
-        metadata = self._provenance(cell, code, completion, endpoint, context_chars, failed, retry)
+        metadata = provenance(cell, answer, retry)
         if failed is not None:
-            where = "at the next prompt" if not self._in_kernel else "below"
+            where = "at the next prompt" if not shown_in_kernel else "below"
             message = f"{failed}; inserted {where} without running it: fix it, or ask again."
-            progress.finish(message, state="failed")
-            self._deliver(code, metadata, run=False, run_here=False)
+            answer.progress.finish(message, state="failed")
+            deliver(self.shell, code, metadata, run=False)
             raise ChapyterError(message)
-        progress.finish(note)
+        answer.progress.finish(note)
         # The frontend that runs the code may ask for this many corrections of it (never in a
         # batch run, which replays exactly).
         retries_left = 0
         if run and caller.frontend_runs_code and not caller.is_batch:
             retries_left = max(0, settings.fix_retries - (retry.attempt if retry else 0))
-        self._deliver(
+        if run_here:
+            # Run once this cell is done, corrected while it raises (Chapyter.fix_retries).
+            run_after_this_cell(
+                self.shell,
+                lambda: run_and_correct(
+                    self.shell,
+                    code,
+                    settings.fix_retries,
+                    lambda retry: self._corrected(cell, args, retry),
+                ),
+            )
+        deliver(
+            self.shell,
             code,
             metadata,
             run=run,
-            run_here=run_here,
             retries_left=retries_left,
-            cell=cell,
-            args=args,
+            next_input=not run_here,
         )
+
+    def _corrected(self, cell: str, args, retry) -> str | None:
+        """The model's correction of code run here that raised, to run next, or None (it
+        failed, does not parse or must wait under ``Chapyter.run_policy``: said why)."""
+        shell = self.shell
+        cap = self.settings.fix_retries
+        try:
+            answer = self._ask(cell, args, retry)
+        except ChapyterError as err:
+            print(f"chapyter-ext: {err}")
+            return None
+        code, progress = answer.code, answer.progress
+        if in_kernel(shell):
+            # The corrected code replaces the first answer in the cell inserted below.
+            shell.payload_manager.write_payload(
+                generation_payload_item(code, provenance(cell, answer, retry), run=False),
+                single=True,
+            )
+        if answer.failed is not None:
+            progress.finish(f"{answer.failed}; not run.", state="failed")
+            if not in_kernel(shell):
+                shell.set_next_input(code)
+            return None
+        held = self._hold(code)
+        if held is not None:
+            progress.finish(f"↻ retry {retry.attempt} of {cap}: not run: {held} ({HOLD_NOTE})")
+            if not in_kernel(shell):
+                shell.set_next_input(code)
+            return None
+        progress.finish(f"↻ retry {retry.attempt} of {cap}: running the corrected code.")
+        return code
 
     def _hold(self, code: str) -> str | None:
         """Why the model's ``code`` must wait for the user under ``Chapyter.run_policy`` (one
@@ -485,94 +346,6 @@ class AIMagics(Magics):
             return None
         known = namespace_functions(self.shell.user_ns)
         return hold_reason(policy, code, known_functions=known)
-
-    @property
-    def _in_kernel(self) -> bool:
-        return getattr(self.shell, "kernel", None) is not None
-
-    def _deliver(
-        self,
-        code: str,
-        metadata: dict,
-        *,
-        run: bool,
-        run_here: bool,
-        retries_left: int = 0,
-        cell: str = "",
-        args=None,
-    ) -> None:
-        """Put the code in a new cell below, the portable way: IPython's set_next_input payload.
-
-        Every Jupyter frontend inserts the text as a new cell below; chapyter-ext's JupyterLab
-        extension reads the extra ``chapyter`` entry instead, to link the cells and run the code.
-        With ``run_here`` the code also runs, once this cell is done, as a cell of its own: it
-        gets its own history entry (``In[n]``) and ``Out[n]``, as if typed. In a kernel its
-        output shows below this cell's, and the reply's execution count is that cell's, so
-        the prompt shown and ``Out[n]`` agree. When it raises, the model is asked to correct
-        it, at most ``Chapyter.fix_retries`` times.
-        """
-        if run_here:
-            self._run_after_this_cell(code, cell, args)
-        if not self._in_kernel:
-            if not run_here:
-                self.shell.set_next_input(code)
-            return
-        self.shell.payload_manager.write_payload(
-            generation_payload_item(code, metadata, run=run, retries_left=retries_left),
-            single=True,
-        )
-
-    def _run_after_this_cell(self, code: str, cell: str, args) -> None:
-        shell = self.shell
-
-        def run(result=None) -> None:
-            shell.events.unregister("post_run_cell", run)
-            self._run_and_correct(code, cell, args)
-
-        shell.events.register("post_run_cell", run)
-
-    def _run_and_correct(self, code: str, cell: str, args) -> None:
-        """Run the code here; while it raises and retries remain, ask for a correction and run
-        that (terminal IPython and ``--run`` in a kernel without chapyter-ext's frontend)."""
-        from .replay import Retry
-
-        shell = self.shell
-        cap = self.settings.fix_retries
-        for attempt in range(1, cap + 2):
-            outcome = shell.run_cell(code, store_history=True)
-            exc = outcome.error_in_exec
-            if exc is None or isinstance(exc, KeyboardInterrupt):
-                if attempt > 1 and exc is None:
-                    print(f"✓ fixed after {attempt - 1} retr{'y' if attempt == 2 else 'ies'}")
-                return
-            if attempt > cap:
-                if cap:
-                    print(f"✗ still failing after {cap} retr{'y' if cap == 1 else 'ies'}")
-                return
-            retry = Retry(attempt, code, _error_output(shell, exc))
-            try:
-                code, completion, endpoint, chars, progress, failed = self._ask(cell, args, retry)
-            except ChapyterError as err:
-                print(f"chapyter-ext: {err}")
-                return
-            metadata = self._provenance(cell, code, completion, endpoint, chars, failed, retry)
-            if self._in_kernel:
-                # The corrected code replaces the first answer in the cell inserted below.
-                shell.payload_manager.write_payload(
-                    generation_payload_item(code, metadata, run=False), single=True
-                )
-            if failed is not None:
-                progress.finish(f"{failed}; not run.", state="failed")
-                if not self._in_kernel:
-                    shell.set_next_input(code)
-                return
-            held = self._hold(code)
-            if held is not None:
-                progress.finish(f"↻ retry {attempt} of {cap}: not run: {held} ({HOLD_NOTE})")
-                if not self._in_kernel:
-                    shell.set_next_input(code)
-                return
-            progress.finish(f"↻ retry {attempt} of {cap}: running the corrected code.")
 
     @line_magic("ai")  # type: ignore[arg-type]  # IPython types the decorator too narrowly
     def ai_line(self, line: str):

@@ -25,8 +25,6 @@ from .redact import Redactor
 RULE_FILES = ("AGENTS.md", os.path.join(".chapyter", "rules.md"))
 #: A rules file larger than this is read only this far.
 MAX_FILE_BYTES = 256 * 1024
-#: The cap for a small model's prompt (``Chapyter.prompt_style``), whatever ``rules_chars`` says.
-SMALL_RULES_CHARS = 600
 
 _INTRO = (
     "Project rules (from the project's {names}; nearer folders last, and they win where rules "
@@ -171,12 +169,13 @@ def with_rules(messages: list[dict[str, Any]], rules: ProjectRules) -> list[dict
 
 
 def kernel_rules(
-    settings: Any, start: str, redactor: Redactor, *, small: bool = False
+    settings: Any, start: str, redactor: Redactor, *, budget: int | None = None
 ) -> ProjectRules:
     """The rules for a kernel-side request (``%%ai``, ``chapyter-ext agent``): from ``start``
     (the working directory, the notebook's folder) up to :func:`kernel_stop_folder`, within
-    ``settings.rules_chars``; none when ``settings.project_rules`` is off."""
+    ``budget`` (default ``settings.rules_chars``); none when ``settings.project_rules`` is off."""
     if not settings.project_rules:
         return ProjectRules()
-    budget = min(settings.rules_chars, SMALL_RULES_CHARS) if small else settings.rules_chars
+    if budget is None:
+        budget = settings.rules_chars
     return find_rules(start, kernel_stop_folder(start), budget=budget, redactor=redactor)

@@ -46,6 +46,8 @@ step "lint and type checks"
 ruff check .
 ruff format --check .
 mypy
+# No standard-library API newer than pyproject's requires-python (>=3.10).
+vermin --target=3.10- --violations --eval-annotations --no-tips --quiet chapyter_ext
 npx prettier --check "labextension/**/*.{ts,css,json}" --log-level warn
 npx eslint --max-warnings 0 labextension/src
 npx stylelint "labextension/style/**/*.css"

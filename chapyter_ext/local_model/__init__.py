@@ -31,6 +31,7 @@ from .server import (
     LOCAL_MODEL_NAME,
     LocalModelError,
     LocalModelServer,
+    is_bundled_model,
     server_command,
 )
 from .state import (
@@ -64,6 +65,7 @@ __all__ = [
     "ServerState",
     "find_model_path",
     "free_port",
+    "is_bundled_model",
     "is_live",
     "local_endpoint",
     "pid_alive",

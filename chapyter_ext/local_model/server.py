@@ -43,6 +43,14 @@ API_KEY_ENV = "CHAPYTER_EXT_LOCAL_API_KEY"
 _STOP_WAIT = 5.0  # seconds between SIGTERM and SIGKILL
 
 
+def is_bundled_model(model: str) -> bool:
+    """Whether ``model`` names the bundled model as its llama.cpp server serves it (started
+    here, or by hand with ``chapyter-ext serve-local`` behind a configured ``base_url``): the
+    small-model profile and llama.cpp's grammar apply. Whether this process's own server
+    answers a request is :meth:`chapyter_ext.endpoints.ModelRegistry.is_local`."""
+    return model == LOCAL_MODEL_NAME
+
+
 class LocalModelError(LLMError):
     """The local model server could not be found, started or reached."""
 

@@ -26,14 +26,8 @@ from ..guards.answers import clean_answer, code_block_checks
 from ..llm import Endpoint, astream
 from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
-from ..rules import SMALL_RULES_CHARS, ProjectRules, find_rules, with_rules
-from ..small_model.prompt import (
-    SMALL_CHAT_HISTORY,
-    SMALL_CHAT_MAX_TOKENS,
-    SMALL_CHAT_SYSTEM_PROMPT,
-    SMALL_CONTEXT_BUDGET,
-    uses_small_prompt,
-)
+from ..rules import ProjectRules, find_rules, with_rules
+from ..small_model.profile import FULL_PROFILE, PromptProfile, prompt_profile
 from .events import Start, Token, TokenRedactor
 from .history import (
     ChatMessage,
@@ -147,11 +141,16 @@ class TurnSetup:
     history: list[dict[str, str]]
     #: Told to the user right after ``start`` ("" if nothing).
     notice: str
-    #: The model gets the small-model profile (``Chapyter.prompt_style``): a short system
+    #: The model's prompt profile (``Chapyter.prompt_style``); the small one: a short system
     #: prompt, a compact context, two earlier messages and a capped answer.
-    small: bool = False
+    profile: PromptProfile = FULL_PROFILE
     #: The project's rules in force for the notebook (:mod:`chapyter_ext.rules`).
     rules: ProjectRules = dataclasses.field(default_factory=ProjectRules)
+
+    @property
+    def small(self) -> bool:
+        """The small-model profile."""
+        return self.profile.small
 
     @property
     def rules_prompt(self) -> str:
@@ -326,15 +325,15 @@ class ChatService:
         return self._reserved
 
     def _prepare_context(
-        self, context: Any, request: str | None = None, *, small: bool = False
+        self, context: Any, request: str | None = None, *, profile: PromptProfile = FULL_PROFILE
     ) -> str | None:
         if not self.send_context:
             return None
-        budget = min(self.context_budget, SMALL_CONTEXT_BUDGET) if small else self.context_budget
+        budget = profile.context_budget(self.context_budget)
         # The model's host must never see a secret: the assembly redacts.
         return assemble_context(context, budget, self.redact, request)
 
-    async def rules(self, notebook: str, *, small: bool = False) -> ProjectRules:
+    async def rules(self, notebook: str, *, profile: PromptProfile = FULL_PROFILE) -> ProjectRules:
         """The project rules in force for ``notebook`` (a path under the server's root), read
         off the event loop; none when the setting is off or the path leaves the root."""
         root = self.rules_root
@@ -342,7 +341,7 @@ class ChatService:
             return ProjectRules()
         folder = os.path.dirname(notebook.strip("/"))
         start = os.path.join(root, *[p for p in folder.split("/") if p not in ("", ".", "..")])
-        budget = min(self.rules_chars, SMALL_RULES_CHARS) if small else self.rules_chars
+        budget = profile.rules_chars(self.rules_chars)
         return await asyncio.to_thread(find_rules, start, root, budget=budget, redactor=self.redact)
 
     async def open_turn(self, request: ChatRequest, make: Callable[[TurnSetup], TurnT]) -> TurnT:
@@ -377,23 +376,20 @@ class ChatService:
                     _read_for_turn, self.history, notebook, request.chat_id, request.notebook_id
                 )
                 message = self.redact(request.message)
-                small = uses_small_prompt(self.prompt_style, model_name)
-                if small:
-                    endpoint = dataclasses.replace(
-                        endpoint, max_tokens=min(endpoint.max_tokens, SMALL_CHAT_MAX_TOKENS)
-                    )
-                sent = SMALL_CHAT_HISTORY if small else self.history_sent
-                rules = await self.rules(notebook, small=small)
+                profile = prompt_profile(self.prompt_style, model_name)
+                rules = await self.rules(notebook, profile=profile)
                 setup = TurnSetup(
                     notebook=notebook,
                     chat_id=chat_id,
                     model_name=model_name,
-                    endpoint=endpoint,
+                    endpoint=profile.chat_endpoint(endpoint),
                     message=message,
-                    context=self._prepare_context(request.context, request.message, small=small),
-                    history=history_for_model(earlier, sent),
+                    context=self._prepare_context(
+                        request.context, request.message, profile=profile
+                    ),
+                    history=history_for_model(earlier, profile.chat_history(self.history_sent)),
                     notice=notice,
-                    small=small,
+                    profile=profile,
                     rules=rules,
                 )
                 try:
@@ -441,7 +437,7 @@ class ChatService:
         """Save the user's message and start the reply; raises :class:`ChatError`."""
 
         def make(setup: TurnSetup) -> ChatTurn:
-            system = SMALL_CHAT_SYSTEM_PROMPT if setup.small else CHAT_SYSTEM_PROMPT
+            system = setup.profile.chat_system_prompt(CHAT_SYSTEM_PROMPT)
             messages = build_messages(
                 setup.message,
                 setup.context,

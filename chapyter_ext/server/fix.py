@@ -22,7 +22,7 @@ from ..guards import REVIEW_NOTE, check_code, repairs, snapshot_names
 from ..llm import Endpoint, LLMError, astream
 from ..parsing import NoCodeError, extract_code
 from ..policy import hold_reason
-from ..small_model import CANDIDATES, SMALL_CONTEXT_BUDGET, candidate_request, uses_small_prompt
+from ..small_model import CANDIDATES, SMALL_PROFILE, candidate_request, prompt_profile
 from ..small_model.fix import (
     build_small_fix_messages,
     fix_failed_message,
@@ -69,9 +69,9 @@ async def propose_fix(
         model_name, endpoint = await registry.aresolve(request.model)
     except KeyError:
         raise ChatError("not_found", f"Unknown model {request.model!r}.") from None
-    small = uses_small_prompt(chat.prompt_style, model_name)
+    profile = prompt_profile(chat.prompt_style, model_name)
     try:
-        if small:
+        if profile.small:
             found = await asyncio.wait_for(
                 _small_proposal(request, endpoint, chat), chat.stream_timeout
             )
@@ -171,7 +171,7 @@ async def _small_proposal(request: FixRequest, endpoint: Endpoint, chat: ChatSer
     ask = request.instruction if edit else request.error_line
     kernel = None
     if chat.send_context:
-        budget = min(chat.context_budget, SMALL_CONTEXT_BUDGET)
+        budget = SMALL_PROFILE.context_budget(chat.context_budget)
         kernel = assemble_context(request.context, budget, chat.redact, request=ask)
     messages = build_small_fix_messages(
         chat.redact(cell.source), chat.redact(ask), kernel, edit=edit

@@ -9,6 +9,7 @@ are sampled, hotter each time. Pure functions: the ``%%ai`` magic drives the loo
 """
 
 from ..guards import Candidate, check_candidate, requested_target
+from .profile import FULL_PROFILE, SMALL_PROFILE, PromptProfile, prompt_profile, uses_small_prompt
 from .prompt import (
     CANDIDATES,
     CODE_GRAMMAR,
@@ -24,12 +25,12 @@ from .prompt import (
     candidate_request,
     failed_message,
     pick_examples,
-    uses_small_prompt,
 )
 
 __all__ = [
     "CANDIDATES",
     "CODE_GRAMMAR",
+    "FULL_PROFILE",
     "N_EXAMPLES",
     "README_ENDPOINTS",
     "SMALL_CHAT_HISTORY",
@@ -37,13 +38,16 @@ __all__ = [
     "SMALL_CHAT_SYSTEM_PROMPT",
     "SMALL_CONTEXT_BUDGET",
     "SMALL_MAX_TOKENS",
+    "SMALL_PROFILE",
     "SMALL_SYSTEM_PROMPT",
     "Candidate",
+    "PromptProfile",
     "build_small_messages",
     "candidate_request",
     "check_candidate",
     "failed_message",
     "pick_examples",
+    "prompt_profile",
     "requested_target",
     "uses_small_prompt",
 ]

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..guards.request import STOP_WORDS
+from ..local_model.server import is_bundled_model
 
 if TYPE_CHECKING:
     from ..llm import Endpoint
@@ -32,6 +33,9 @@ put code in one short ```python block."""
 SMALL_CHAT_MAX_TOKENS = 256
 #: Earlier chat messages sent to a small model: its window is small and it repeats old turns.
 SMALL_CHAT_HISTORY = 2
+
+#: Characters of project rules sent to a small model, whatever ``Chapyter.rules_chars`` says.
+SMALL_RULES_CHARS = 600
 
 #: Where the failure message points.
 README_ENDPOINTS = "README.md#endpoints"
@@ -227,18 +231,6 @@ def pick_examples(request: str, context: str | None) -> list[tuple[str, str, str
     return sorted(sorted(_EXAMPLES, key=score, reverse=True)[:N_EXAMPLES], key=score)
 
 
-def uses_small_prompt(style: str, model: str) -> bool:
-    """Whether ``model`` gets the small-model profile: ``style`` is the ``prompt_style``
-    setting ('auto': only the bundled local model)."""
-    if style == "small":
-        return True
-    if style == "full":
-        return False
-    from ..local_model import LOCAL_MODEL_NAME
-
-    return model == LOCAL_MODEL_NAME
-
-
 def _turn(context: str | None, request: str) -> str:
     return f"Variables:\n{context or _NO_VARIABLES}\n\nRequest: {request}"
 
@@ -317,8 +309,6 @@ def candidate_request(
     capped = dataclasses.replace(
         endpoint, temperature=temperature, max_tokens=min(endpoint.max_tokens, max_tokens)
     )
-    from ..local_model import LOCAL_MODEL_NAME
-
     # A fixed seed per candidate: the same request in the same kernel gets the same answers.
-    extra = {"grammar": grammar, "seed": index} if endpoint.model == LOCAL_MODEL_NAME else None
+    extra = {"grammar": grammar, "seed": index} if is_bundled_model(endpoint.model) else None
     return capped, extra
