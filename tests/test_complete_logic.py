@@ -13,11 +13,11 @@ from chapyter_ext.server.complete import (
     CURSOR,
     CompletionError,
     CompletionRequest,
-    SuggestionCleaner,
     build_prompt,
     cells_block,
     names_block,
 )
+from chapyter_ext.server.complete_cleaner import SuggestionCleaner
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 

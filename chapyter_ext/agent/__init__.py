@@ -1,6 +1,7 @@
 """The agent: the chat as a code interpreter (issue 11), with tools from a registry (issue 22).
 
-The turn's decisions live in :mod:`.loop` (sans-IO), its messages in :mod:`.transcript`; the
+The turn's decisions live in :mod:`.loop` (sans-IO; what it hands the driver in :mod:`.actions`,
+its limits and policy in :mod:`.limits`), its messages in :mod:`.transcript`; the
 tools, one record each, in :mod:`.tools` (with the fenced protocol for models without tools);
 the system prompts in :mod:`.prompts`; what the model sees of a cell that ran in
 :mod:`.observe`; the kernel-side figure digest in :mod:`.figures` and the kernel-side reads in
@@ -14,16 +15,9 @@ matplotlib, no openai, no mcp).
 
 from __future__ import annotations
 
-from .loop import (
-    Action,
-    AgentLimits,
-    AgentLoop,
-    Finish,
-    Halt,
-    ModelRequest,
-    StepRecord,
-    ToolStep,
-)
+from .actions import Action, Finish, Halt, ModelRequest, StepRecord, ToolStep
+from .limits import AgentLimits
+from .loop import AgentLoop
 from .results import StepResult, ToolOutput
 from .tools import Tool, ToolCall, ToolRegistry, default_registry
 

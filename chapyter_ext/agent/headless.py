@@ -31,7 +31,8 @@ from .notebook_kernel import KernelRunError, NotebookKernel
 if TYPE_CHECKING:
     from ..config import Chapyter
     from ..llm import Endpoint
-    from .loop import AgentLoop, StepResult
+    from .loop import AgentLoop
+    from .results import StepResult
     from .tools.mcp import BlockingToolSource
 
 _PROG = "chapyter-ext agent"
@@ -252,8 +253,10 @@ class _Turn:
         from ..redact import Redactor
         from ..rules import kernel_rules
         from ..small_model import uses_small_prompt
+        from .actions import Finish, Halt
         from .capabilities import capabilities
-        from .loop import AgentLimits, AgentLoop, Finish, Halt, turn_policy
+        from .limits import AgentLimits, turn_policy
+        from .loop import AgentLoop
         from .tools import OP_RUN_CELL, RUNS_SERVER, default_registry
 
         self.kernel = kernel

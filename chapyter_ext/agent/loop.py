@@ -45,176 +45,28 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
-from ..guards import Verdict, check_code, review_first
+from ..guards import Verdict, check_code
 from ..guards.answers import clean_answer
 from ..parsing.fences import without_thinking
 from ..policy import bound_names, defined_functions
 from ..prompts import build_messages
 from ..redact import Redactor
+from .actions import Action, Finish, Halt, ModelRequest, StepRecord, ToolStep
+from .limits import POLICIES, AgentLimits, time_cap_line
 from .prompts import FENCED_SYSTEM_PROMPT, tools_system_prompt
 from .results import StepResult, ToolOutput
 from .tools import (
     OP_RUN_CELL,
     RUN_CODE,
     BadToolCall,
-    Tool,
     ToolCall,
     ToolRegistry,
     default_registry,
     fenced_step,
 )
 from .transcript import Answer, Exchange, render, with_ids
-
-POLICIES = ("ask", "risky", "never")
-
-
-@dataclass(frozen=True)
-class AgentLimits:
-    """How far one turn may go: steps (runs and reads), seconds, and the characters of one
-    result shown to the model."""
-
-    max_steps: int = 10
-    time_limit: float = 300.0
-    result_chars: int = 4000
-
-    @classmethod
-    def from_settings(cls, settings: Any, *, small: bool = False) -> AgentLimits:
-        """The limits set on a ``Chapyter`` settings object; ``small`` (the small-model
-        profile, the bundled model): at most ``agent_local_max_steps`` steps."""
-        steps = settings.agent_max_steps
-        if small:
-            steps = min(steps, settings.agent_local_max_steps)
-        return cls(
-            max_steps=steps,
-            time_limit=settings.agent_time_limit,
-            result_chars=settings.agent_result_chars,
-        )
-
-
-def turn_policy(policy: str, settings: Any, *, local: bool) -> str:
-    """The approval policy a turn runs under: ``policy``, except that the bundled model's
-    code waits for the user's review (``ask``) unless ``Chapyter.local_review`` is off."""
-    return "ask" if review_first(settings, local=local) else policy
-
-
-def small_model_notice(model: str, limits: AgentLimits, *, review: bool) -> str:
-    """What to expect of agent mode with the bundled model, said at the start of a turn."""
-    steps = "one step" if limits.max_steps == 1 else f"{limits.max_steps} simple steps"
-    wait = ", each waits for your review (setting: Local review)" if review else ""
-    return (
-        f"Agent mode with {model}, the tiny bundled model: expect at most {steps}{wait}; it "
-        "often cannot finish. Configure an endpoint for real analysis (README.md#endpoints)."
-    )
-
-
-def time_cap_line(limit: float) -> str:
-    """The one line of a turn stopped by its time cap."""
-    return f"Stopped after {limit:g} s (setting: Agent time limit)."
-
-
-# ---------------------------------------------------------------------------------------------
-# Actions: what the driver does next
-
-
-@dataclass(frozen=True)
-class ToolStep:
-    """Carry out one call of ``tool`` (after the user's approval when ``needs_approval``), as
-    its record says: its ``runs`` and ``op`` tell the driver where and how."""
-
-    step_id: str
-    tool: Tool
-    #: Checked and redacted: exactly what is shown, approved and carried out.
-    arguments: dict[str, Any]
-    needs_approval: bool = False
-    #: What the policy found ("writes files: df.to_csv('out.csv')"), even when no approval is
-    #: needed.
-    reasons: tuple[str, ...] = ()
-
-    @property
-    def kind(self) -> str:
-        """The tool's name."""
-        return self.tool.name
-
-    @property
-    def code(self) -> str:
-        """The code of a run_code step ("" otherwise)."""
-        value = self.arguments.get("code", "") if self.tool.op == OP_RUN_CELL else ""
-        return value if isinstance(value, str) else ""
-
-    @property
-    def purpose(self) -> str:
-        """Why, in the model's words ("" if it gave none)."""
-        value = self.arguments.get("purpose", "")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def title(self) -> str:
-        """The step's line in the chat."""
-        return self.tool.title(self.arguments)
-
-
-@dataclass(frozen=True)
-class Finish:
-    """The model answered: the turn is over."""
-
-    answer: str
-
-
-@dataclass(frozen=True)
-class Halt:
-    """The turn stopped before the model answered; ``reason`` is one line for the user."""
-
-    reason: str
-
-
-Action = Union[ToolStep, Finish, Halt]
-
-
-@dataclass
-class StepRecord:
-    """One step of the turn, for the history and undo."""
-
-    step_id: str
-    #: The tool's name.
-    kind: str
-    code: str = ""
-    #: For read_cell: the cell asked for.
-    cell: str = ""
-    purpose: str = ""
-    #: The step's line in the chat ("ran code", "read cell 3", "time · get_current_time").
-    title: str = ""
-    #: The notebook cell the code ran in.
-    cell_id: str = ""
-    execution_count: int | None = None
-    #: "pending", "ok", "error", "skipped" or "read".
-    status: str = "pending"
-    #: One line: "NameError: name 'x' is not defined", "Out: 42", "skipped".
-    outcome: str = ""
-    #: What the model was told of the result (a server step's result, shown in the chat).
-    shown: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        """What the chat history keeps: ``{step_id, tool, title, code, cell_id, outcome}``."""
-        return {
-            "step_id": self.step_id,
-            "tool": self.kind,
-            "title": self.title,
-            "code": self.code,
-            "cell_id": self.cell_id,
-            "outcome": self.outcome,
-        }
-
-
-@dataclass(frozen=True)
-class ModelRequest:
-    """The next request to the model: the messages, and the tools (None: the fenced protocol)."""
-
-    messages: list[dict]
-    tools: list[dict] | None
-
 
 _SKIPPED = (
     "The user skipped this step: it was NOT run and nothing changed. Do not propose it again "

@@ -1,6 +1,6 @@
 """What the model sees of a step that ran: its outputs as text within a budget, and its figures.
 
-:func:`observe` turns a :class:`~chapyter_ext.agent.loop.StepResult` into OpenAI content parts:
+:func:`observe` turns a :class:`~chapyter_ext.agent.results.StepResult` into OpenAI content parts:
 one text part (stdout and stderr, the ``text/plain`` of results and displays, the error's name,
 message and only the traceback frames of the user's own code, ANSI codes stripped, redacted,
 trimmed to the budget), then, when the model accepts images, one image part per figure;

@@ -15,17 +15,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from ..agent.actions import Finish, Halt, ToolStep
 from ..agent.capabilities import Capabilities, capabilities
-from ..agent.loop import (
-    AgentLimits,
-    AgentLoop,
-    Finish,
-    Halt,
-    ToolStep,
-    small_model_notice,
-    time_cap_line,
-    turn_policy,
-)
+from ..agent.limits import AgentLimits, small_model_notice, time_cap_line, turn_policy
+from ..agent.loop import AgentLoop
 from ..agent.results import StepResult, ToolOutput
 from ..agent.tools import (
     OP_RUN_CELL,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chapyter_ext.agent.figures import INSTALL_CODE, TAKE_EXPRESSION
-from chapyter_ext.agent.loop import StepResult
 from chapyter_ext.agent.observe import observe
+from chapyter_ext.agent.results import StepResult
 from chapyter_ext.tracebacks import error_text
 from tests.kernel_harness import Kernel
 

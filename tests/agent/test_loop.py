@@ -332,7 +332,7 @@ def test_a_final_answer_that_only_echoes_the_context_is_one_honest_line():
 def test_the_bundled_model_runs_few_steps_and_waits_for_review():
     from traitlets.config import Config
 
-    from chapyter_ext.agent.loop import small_model_notice, turn_policy
+    from chapyter_ext.agent.limits import small_model_notice, turn_policy
     from chapyter_ext.config import Chapyter
 
     settings = Chapyter(config=Config({"Chapyter": {"agent_max_steps": 10}}))

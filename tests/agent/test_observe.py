@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chapyter_ext.agent.loop import StepResult
 from chapyter_ext.agent.observe import describe_figure, observe, outcome
+from chapyter_ext.agent.results import StepResult
 from chapyter_ext.redact import Redactor
 from chapyter_ext.tracebacks import error_text, strip_ansi
 

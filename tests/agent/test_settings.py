@@ -6,7 +6,7 @@ import pytest
 from traitlets import TraitError
 
 from chapyter_ext.agent.capabilities import Capabilities, capabilities, takes_images
-from chapyter_ext.agent.loop import AgentLimits
+from chapyter_ext.agent.limits import AgentLimits
 from chapyter_ext.agent.tools import fenced_step
 from chapyter_ext.config import Chapyter
 from chapyter_ext.config_values import check_setting
