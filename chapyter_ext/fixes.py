@@ -17,8 +17,8 @@ from typing import Any
 from .contract import request_sha256
 from .parsing import extract_code, fenced
 from .parsing.fences import fence_spans, without_thinking
-from .prompts import data_block
 from .redact import REDACTED, Redactor
+from .request_messages import data_block
 from .tracebacks import error_line, error_text
 
 __all__ = [
@@ -182,7 +182,7 @@ def build_fix_messages(
 ) -> list[dict[str, str]]:
     """The messages of a fix or an edit; every text in them redacted, the cells fenced so that
     no backtick run can close them, the error and the kernel's state in data blocks that no
-    value can close (:func:`chapyter_ext.prompts.data_block`)."""
+    value can close (:func:`chapyter_ext.request_messages.data_block`)."""
     cell = request.cell
     parts = [f"Cell id {cell.id} (cell {cell.index + 1}), its code:\n{fenced(cell.source)}"]
     if request.error is not None:

@@ -126,7 +126,7 @@ class AIMagics(Magics):
             check_syntax,
             extract_code,
         )
-        from .prompts import build_messages, build_retry_messages
+        from .request_messages import build_messages, build_retry_messages
         from .rules import kernel_rules, with_rules
         from .small_model import prompt_profile
         from .small_model.candidates import NoPassingCandidate, first_passing_candidate

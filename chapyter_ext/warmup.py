@@ -96,8 +96,8 @@ def _warm_client(settings: Any) -> tuple[Any, Any]:
 
 
 def _warm_request_path(endpoint: Any) -> None:
-    """Import what the first call and its answer need (prompts, parsing, provenance)."""
-    from . import contract, parsing, prompts, redact, replay  # noqa: F401
+    """Import what the first call and its answer need (the messages, parsing, provenance)."""
+    from . import contract, parsing, redact, replay, request_messages  # noqa: F401
     from .agent import tools  # noqa: F401  # the stream's tool-call assembly reads its types
     from .llm import calls  # noqa: F401
 

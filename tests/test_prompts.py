@@ -1,4 +1,4 @@
-"""chapyter_ext.prompts: messages, code extraction, syntax checks and the request hash."""
+"""chapyter_ext.request_messages: messages, code extraction, syntax checks and the request hash."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 
 from chapyter_ext.contract import normalize_request, request_sha256
 from chapyter_ext.parsing import CodeSyntaxError, NoCodeError, check_syntax, extract_code
-from chapyter_ext.prompts import CHAT_SYSTEM_PROMPT, SYSTEM_PROMPT, build_messages
+from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT, SYSTEM_PROMPT, build_messages
 
 
 def test_import_does_not_load_ipython():
     code = (
-        "import sys, chapyter_ext.prompts, chapyter_ext.parsing\n"
+        "import sys, chapyter_ext.request_messages, chapyter_ext.parsing\n"
         "assert 'IPython' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

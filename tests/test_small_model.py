@@ -17,7 +17,7 @@ from traitlets import TraitError
 
 from chapyter_ext.config import Chapyter
 from chapyter_ext.local_model import LOCAL_MODEL_NAME
-from chapyter_ext.prompts import SYSTEM_PROMPT
+from chapyter_ext.request_messages import SYSTEM_PROMPT
 from chapyter_ext.small_model import (
     CANDIDATES,
     CODE_GRAMMAR,

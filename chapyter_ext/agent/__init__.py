@@ -3,7 +3,7 @@
 The turn's decisions live in :mod:`.loop` (sans-IO; what it hands the driver in :mod:`.actions`,
 its limits and policy in :mod:`.limits`), its messages in :mod:`.transcript`; the
 tools, one record each, in :mod:`.tools` (with the fenced protocol for models without tools);
-the system prompts in :mod:`.prompts`; what the model sees of a cell that ran in
+the system prompts in :mod:`.system_prompts`; what the model sees of a cell that ran in
 :mod:`.observe`; the kernel-side figure digest in :mod:`.figures` and the kernel-side reads in
 :mod:`.kernel_reads` (the modules the kernel imports); tools and images per endpoint in
 :mod:`.capabilities`. Drivers: the server's turn (``server/agent.py``) and the headless CLI

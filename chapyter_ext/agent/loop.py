@@ -51,12 +51,12 @@ from ..guards import Verdict, check_code
 from ..guards.answers import clean_answer
 from ..parsing.fences import without_thinking
 from ..policy import bound_names, defined_functions
-from ..prompts import build_messages
 from ..redact import Redactor
+from ..request_messages import build_messages
 from .actions import Action, Finish, Halt, ModelRequest, StepRecord, ToolStep
 from .limits import POLICIES, AgentLimits, time_cap_line
-from .prompts import FENCED_SYSTEM_PROMPT, tools_system_prompt
 from .results import StepResult, ToolOutput
+from .system_prompts import FENCED_SYSTEM_PROMPT, tools_system_prompt
 from .tools import (
     OP_RUN_CELL,
     RUN_CODE,

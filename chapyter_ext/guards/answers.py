@@ -18,7 +18,7 @@ from typing import Any
 
 from ..contract import code_block_key
 from ..parsing.fences import PYTHON_LANGS, closing_fence, fence_spans, span_code
-from ..prompts import DATA_TAGS
+from ..request_messages import DATA_TAGS
 from .names import KernelNames
 from .verdict import check_code
 

@@ -24,8 +24,8 @@ from ..endpoints import ModelRegistry
 from ..guards import KernelNames, snapshot_names
 from ..guards.answers import clean_answer, code_block_checks
 from ..llm import Endpoint, astream
-from ..prompts import CHAT_SYSTEM_PROMPT, build_messages
 from ..redact import Redactor, one_line, redact_traceback
+from ..request_messages import CHAT_SYSTEM_PROMPT, build_messages
 from ..rules import ProjectRules, find_rules, with_rules
 from ..small_model.profile import FULL_PROFILE, PromptProfile, prompt_profile
 from .events import Start, Token, TokenRedactor

@@ -5,7 +5,7 @@ the model, assembles the kernel summary as the chat does, asks within the chat's
 checks the answer with the guard rails (:func:`chapyter_ext.guards.check_code`) and shapes it.
 A capable model is asked once; the small-model profile (the bundled model) gets the cheap
 repairs of the error first, then up to three seeded answers to its own prompt
-(:mod:`chapyter_ext.small_model.fix`), each checked against the kernel's names. Nothing is
+(:mod:`chapyter_ext.small_model.fix_prompt`), each checked against the kernel's names. Nothing is
 saved: the browser shows a runnable proposal as a diff and records an accepted one with
 ``contract.acceptedChange``; one that is not runnable is one line, never a diff.
 """
@@ -23,7 +23,7 @@ from ..llm import Endpoint, LLMError, astream
 from ..parsing import NoCodeError, extract_code
 from ..policy import hold_reason
 from ..small_model import CANDIDATES, SMALL_PROFILE, candidate_request, prompt_profile
-from ..small_model.fix import (
+from ..small_model.fix_prompt import (
     build_small_fix_messages,
     fix_failed_message,
     fix_grammar,

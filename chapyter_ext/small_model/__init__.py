@@ -9,8 +9,7 @@ are sampled, hotter each time. Pure functions: the ``%%ai`` magic drives the loo
 """
 
 from ..guards import Candidate, check_candidate, requested_target
-from .profile import FULL_PROFILE, SMALL_PROFILE, PromptProfile, prompt_profile, uses_small_prompt
-from .prompt import (
+from .code_prompt import (
     CANDIDATES,
     CODE_GRAMMAR,
     N_EXAMPLES,
@@ -26,6 +25,7 @@ from .prompt import (
     failed_message,
     pick_examples,
 )
+from .profile import FULL_PROFILE, SMALL_PROFILE, PromptProfile, prompt_profile, uses_small_prompt
 
 __all__ = [
     "CANDIDATES",

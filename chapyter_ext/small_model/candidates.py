@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..guards import check_candidate
 from ..parsing import NoCodeError, extract_code
-from .prompt import CANDIDATES, candidate_request, failed_message
+from .code_prompt import CANDIDATES, candidate_request, failed_message
 
 if TYPE_CHECKING:
     from ..llm import Endpoint

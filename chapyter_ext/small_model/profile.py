@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..local_model.server import is_bundled_model
-from .prompt import (
+from .code_prompt import (
     SMALL_CHAT_HISTORY,
     SMALL_CHAT_MAX_TOKENS,
     SMALL_CHAT_SYSTEM_PROMPT,

@@ -15,7 +15,7 @@ from chapyter_ext.agent import (
     ToolCall,
     ToolStep,
 )
-from chapyter_ext.agent.prompts import FENCED_SYSTEM_PROMPT, TOOLS_SYSTEM_PROMPT
+from chapyter_ext.agent.system_prompts import FENCED_SYSTEM_PROMPT, TOOLS_SYSTEM_PROMPT
 from chapyter_ext.agent.tools import default_registry
 
 SECRET = "sk-proj-LOOPTEST0123456789abcdefXYZ"

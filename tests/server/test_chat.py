@@ -295,7 +295,7 @@ async def test_named_model_on_another_url_gets_no_shared_key(post_chat, fake, se
 
 @pytest.mark.chapyter_config({"Chapyter": {"prompt_style": "small"}})
 async def test_a_small_model_gets_the_short_chat_prompt_and_a_capped_answer(post_chat, fake):
-    from chapyter_ext.prompts import CHAT_SYSTEM_PROMPT
+    from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT
     from chapyter_ext.small_model import (
         SMALL_CHAT_HISTORY,
         SMALL_CHAT_MAX_TOKENS,
@@ -319,7 +319,7 @@ async def test_a_small_model_gets_the_short_chat_prompt_and_a_capped_answer(post
 
 
 async def test_a_capable_model_keeps_the_full_chat_prompt(post_chat, fake):
-    from chapyter_ext.prompts import CHAT_SYSTEM_PROMPT
+    from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT
 
     fake.script("fine")
     await post_chat(chat_body("a question"))

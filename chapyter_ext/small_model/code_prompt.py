@@ -61,11 +61,12 @@ CODE_GRAMMAR = r"""root ::= "```python\n" line line? "```"
 line ::= [^`#\n\r] [^#\n\r]* "\n"
 """
 
-_NO_VARIABLES = "(no variables yet)"
+#: What the summary says of a kernel with no variables.
+NO_VARIABLES = "(no variables yet)"
 
 # Worked examples of everyday requests, in the shape of the real turns (the summary as
-# ``_compact`` writes it). The few most like the request are sent, the closest last: a small
-# model mostly follows the example nearest to what it is asked.
+# ``compact_summary`` writes it). The few most like the request are sent, the closest last: a
+# small model mostly follows the example nearest to what it is asked.
 _DF = "- {name} (DataFrame): {rows} rows × {n} columns\n    columns: {columns}"
 
 
@@ -106,12 +107,12 @@ _EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "items = list(dict.fromkeys(items))",
     ),
     (
-        _NO_VARIABLES,
+        NO_VARIABLES,
         "load trips.csv into a DataFrame called trips",
         "import pandas as pd\ntrips = pd.read_csv('trips.csv')",
     ),
     (
-        _NO_VARIABLES,
+        NO_VARIABLES,
         "a function double that returns twice a number",
         "def double(x):\n    return 2 * x",
     ),
@@ -163,7 +164,7 @@ _EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "counts = pets['kind'].value_counts()",
     ),
     (
-        _NO_VARIABLES,
+        NO_VARIABLES,
         "a set vowels of the letters a, e, i, o and u",
         "vowels = {'a', 'e', 'i', 'o', 'u'}",
     ),
@@ -183,7 +184,7 @@ _EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "log = log.dropna(subset=['status'])",
     ),
     (
-        _NO_VARIABLES,
+        NO_VARIABLES,
         "a list evens of the even numbers from 0 to 20",
         "evens = [n for n in range(0, 21) if n % 2 == 0]",
     ),
@@ -225,14 +226,14 @@ def pick_examples(request: str, context: str | None) -> list[tuple[str, str, str
 
     def score(example: tuple[str, str, str]) -> tuple[float, int]:
         shared = len(words & _words(example[1]))
-        same_kind = len(kinds & _kinds(example[0])) or (not kinds and example[0] == _NO_VARIABLES)
+        same_kind = len(kinds & _kinds(example[0])) or (not kinds and example[0] == NO_VARIABLES)
         return (shared + 0.5 * bool(same_kind), -_EXAMPLES.index(example))
 
     return sorted(sorted(_EXAMPLES, key=score, reverse=True)[:N_EXAMPLES], key=score)
 
 
 def _turn(context: str | None, request: str) -> str:
-    return f"Variables:\n{context or _NO_VARIABLES}\n\nRequest: {request}"
+    return f"Variables:\n{context or NO_VARIABLES}\n\nRequest: {request}"
 
 
 def build_small_messages(
@@ -246,7 +247,7 @@ def build_small_messages(
     text = normalize_request(request)
     if not text:
         raise ValueError("The request is empty.")
-    context = _compact(context)
+    context = compact_summary(context)
     messages: list[dict] = [{"role": "system", "content": SMALL_SYSTEM_PROMPT}]
     for example_context, example_request, code in pick_examples(text, context):
         messages.append({"role": "user", "content": _turn(example_context, example_request)})
@@ -264,7 +265,7 @@ def build_small_messages(
 _COLUMN = re.compile(r"^'(.+)' (\S+)$")
 
 
-def _compact(context: str | None) -> str | None:
+def compact_summary(context: str | None) -> str | None:
     """The kernel summary as a small model reads it best: one line per variable and the
     columns of DataFrames (``'name' dtype``), nothing else (no headings, no sample rows,
     which a small model copies as made-up data)."""

@@ -12,7 +12,7 @@ block of a few lines (a llama.cpp grammar), checked like every answer before it 
 
 from __future__ import annotations
 
-from .prompt import README_ENDPOINTS, _compact
+from .code_prompt import NO_VARIABLES, README_ENDPOINTS, compact_summary
 
 __all__ = [
     "SMALL_FIX_SYSTEM_PROMPT",
@@ -25,8 +25,6 @@ __all__ = [
 SMALL_FIX_SYSTEM_PROMPT = """\
 You fix Python code in a Jupyter notebook. The variables listed exist: use them by name. \
 Change only what the error needs. Answer with the corrected code in one ```python block."""
-
-_NO_VARIABLES = "(no variables yet)"
 
 # (variables, code, error or instruction, the corrected code): the closest to the real turns.
 _FIX_EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
@@ -55,7 +53,7 @@ _FIX_EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
         "print('total: ' + str(total))",
     ),
     (
-        _NO_VARIABLES,
+        NO_VARIABLES,
         "print(max([4, 2, 9])",
         "SyntaxError: '(' was never closed",
         "print(max([4, 2, 9]))",
@@ -77,7 +75,7 @@ MAX_LINES = 12
 def _turn(variables: str | None, code: str, ask: str, *, edit: bool) -> str:
     what = f"Change: {ask}" if edit else f"Error: {ask}"
     return (
-        f"Variables:\n{variables or _NO_VARIABLES}\n\nCode:\n```python\n{code}\n```\n{what}\n\n"
+        f"Variables:\n{variables or NO_VARIABLES}\n\nCode:\n```python\n{code}\n```\n{what}\n\n"
         + ("Write the changed code." if edit else "Write the corrected code.")
     )
 
@@ -92,7 +90,9 @@ def build_small_fix_messages(
     for variables, before, said, after in _EDIT_EXAMPLES if edit else _FIX_EXAMPLES:
         messages.append({"role": "user", "content": _turn(variables, before, said, edit=edit)})
         messages.append({"role": "assistant", "content": f"```python\n{after}\n```"})
-    messages.append({"role": "user", "content": _turn(_compact(context), code, ask, edit=edit)})
+    messages.append(
+        {"role": "user", "content": _turn(compact_summary(context), code, ask, edit=edit)}
+    )
     return messages
 
 
