@@ -208,9 +208,7 @@ async def astream_step(
     while True:
         attempts += 1
         progress = Progress()
-        calls = ToolCallParts()
-        model = ""
-        usage: Usage | None = None
+        received = _StreamedChunks(progress)
         stream = None
         params = {
             **_step_params(endpoint, messages, tools, extra_body),
@@ -219,14 +217,8 @@ async def astream_step(
         try:
             stream = await client.chat.completions.create(**params, stream=True)
             async for chunk in stream:
-                progress.chunks += 1
-                model = getattr(chunk, "model", None) or model
-                usage = Usage.from_api(getattr(chunk, "usage", None)) or usage
-                piece, finish_reason = _chunk_parts(chunk)
-                progress.finish_reason = finish_reason or progress.finish_reason
-                calls.add(chunk)
+                piece = received.take(chunk)
                 if piece:
-                    progress.text.append(piece)
                     yield StepDelta(text=piece)
         except Exception as exc:
             if refuses_stream_options(exc, endpoint.base_url, params):
@@ -243,15 +235,15 @@ async def astream_step(
         break
     if not progress.chunks:
         raise bad_response(endpoint, "an empty stream")
-    tool_calls = calls.assemble(endpoint)
+    tool_calls = received.calls.assemble(endpoint)
     if not tool_calls and not "".join(progress.text).strip():
         raise empty_error(endpoint, progress.finish_reason)
     yield StepDelta(
         done=True,
         tool_calls=tool_calls,
         finish_reason=progress.finish_reason,
-        model=model or endpoint.model,
-        usage=usage,
+        model=received.model or endpoint.model,
+        usage=received.usage,
     )
 
 
@@ -335,22 +327,12 @@ def _stream_once(
     on_token: Callable[[str], None] | None,
     progress: Progress,
 ) -> _Answer:
-    model = ""
-    usage: Usage | None = None
-    calls = ToolCallParts()
+    received = _StreamedChunks(progress)
     stream = client.chat.completions.create(**params, stream=True)
     try:
         for chunk in stream:
-            progress.chunks += 1
-            model = getattr(chunk, "model", None) or model
-            usage = Usage.from_api(getattr(chunk, "usage", None)) or usage
-            piece, finish_reason = _chunk_parts(chunk)
-            progress.finish_reason = finish_reason or progress.finish_reason
-            calls.add(chunk)
-            if not piece:
-                continue
-            progress.text.append(piece)
-            if on_token is not None:
+            piece = received.take(chunk)
+            if piece and on_token is not None:
                 try:
                     on_token(piece)
                 except Exception as exc:
@@ -361,7 +343,8 @@ def _stream_once(
     if not progress.chunks:
         raise bad_response(endpoint, "an empty stream")
     text = "".join(progress.text)
-    return text, calls.assemble(endpoint), model, progress.finish_reason, usage
+    calls = received.calls.assemble(endpoint)
+    return text, calls, received.model, progress.finish_reason, received.usage
 
 
 def _create_once(
@@ -406,6 +389,30 @@ def _chat_params(endpoint: Endpoint, messages: list[dict]) -> dict[str, Any]:
     key = "max_completion_tokens" if endpoint.is_openai else "max_tokens"
     params[key] = endpoint.max_tokens
     return params
+
+
+class _StreamedChunks:
+    """What the chunks of one streamed attempt said: the model, the usage and the tool calls;
+    the prose and the finish reason go to ``progress``, which the retry policy reads."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.model = ""
+        self.usage: Usage | None = None
+        self.calls = ToolCallParts()
+
+    def take(self, chunk: Any) -> str:
+        """Record ``chunk``; its prose ("" if none), already added to ``progress.text``."""
+        progress = self.progress
+        progress.chunks += 1
+        self.model = getattr(chunk, "model", None) or self.model
+        self.usage = Usage.from_api(getattr(chunk, "usage", None)) or self.usage
+        piece, finish_reason = _chunk_parts(chunk)
+        progress.finish_reason = finish_reason or progress.finish_reason
+        self.calls.add(chunk)
+        if piece:
+            progress.text.append(piece)
+        return piece
 
 
 def _chunk_parts(chunk: Any) -> tuple[str, str | None]:

@@ -13,6 +13,7 @@ saved: the browser shows a runnable proposal as a diff and records an accepted o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from ..context.notebook import user_functions
@@ -112,13 +113,9 @@ _Found = tuple[str, str, str, str, "str | None"]
 async def _ask(endpoint: Endpoint, messages: list[dict], extra_body: dict | None = None) -> str:
     pieces: list[str] = []
     # Closed on the way out (timeout included), so the model's response closes too.
-    # (contextlib.aclosing is Python 3.10+; the package supports 3.9.)
-    deltas = astream(endpoint, messages, extra_body=extra_body)
-    try:
+    async with contextlib.aclosing(astream(endpoint, messages, extra_body=extra_body)) as deltas:
         async for delta in deltas:
             pieces.append(delta)
-    finally:
-        await deltas.aclose()
     return "".join(pieces)
 
 
