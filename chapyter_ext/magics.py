@@ -1,6 +1,7 @@
-"""``%%ai`` and ``%ai``: thin IPython magics over llm, context and prompts; what happens around
-the model call (progress, delivery, the terminal's retry loop) lives in
-:mod:`chapyter_ext.generation`, the small model's candidates in :mod:`chapyter_ext.small_model`."""
+"""``%%ai`` and ``%ai``: thin IPython magics over llm, context and the request's messages; what
+happens around the model call (progress, delivery, the terminal's retry loop) lives in
+:mod:`chapyter_ext.generation`, the small model's profile and candidates in
+:mod:`chapyter_ext.small_model`."""
 
 from __future__ import annotations
 
