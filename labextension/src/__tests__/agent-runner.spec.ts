@@ -1,4 +1,4 @@
-import { ChatEvent, decodeEvent } from '../chat/events';
+import { ChatEvent, decodeEvent } from '../common/events';
 import { applyEvent, newThread } from '../chat/thread';
 import { IChatMessage } from '../chat/tokens';
 import { AgentController } from '../agent/controller';

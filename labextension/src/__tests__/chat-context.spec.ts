@@ -3,7 +3,7 @@ import {
   INotebookSnapshot,
   previewContext,
   variablesExpression
-} from '../chat/context';
+} from '../common/snapshot';
 import { cellCode, chatCellMetadata, sha256Hex } from '../contract';
 
 // How the snapshot becomes text (sections, budget, redaction) is the server's job and is

@@ -1,4 +1,4 @@
-import { ChatEvent, decodeEvent, readChatEvents } from '../chat/events';
+import { ChatEvent, decodeEvent, readChatEvents } from '../common/events';
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

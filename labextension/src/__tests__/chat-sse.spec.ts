@@ -3,7 +3,7 @@ import {
   IServerSentEvent,
   readEvents,
   SSEParser
-} from '../chat/sse';
+} from '../common/sse';
 
 function parseAll(chunks: string[]): IServerSentEvent[] {
   const parser = new SSEParser();

@@ -1,7 +1,7 @@
-import { decodeEvent } from '../chat/events';
+import { decodeEvent } from '../common/events';
 import { applyEvent, loadThread, newThread } from '../chat/thread';
 import { IChatMessage } from '../chat/tokens';
-import { addUsage, parseUsage, usageText } from '../chat/usage';
+import { addUsage, parseUsage, usageText } from '../common/usage';
 
 function reply(): IChatMessage {
   return {

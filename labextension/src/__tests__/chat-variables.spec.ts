@@ -1,10 +1,8 @@
-import { IVariableSummary } from '../chat/context';
-import {
-  IVariablesReply,
-  readRetrying,
-  variableFacts,
-  VariablesCache
-} from '../chat/variables';
+import { IKernelReply, readRetrying } from '../common/kernelRead';
+import { IVariableSummary, variableFacts } from '../common/snapshot';
+import { VariablesCache } from '../common/variablesCache';
+
+type IVariablesReply = IKernelReply<IVariableSummary[]>;
 
 const RAIN: IVariableSummary[] = [
   { name: 'rain', type: 'DataFrame', summary: '3 rows × 2 columns' }

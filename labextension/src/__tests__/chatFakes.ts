@@ -1,6 +1,6 @@
 /** The fakes the chat model's tests share: a server client, a hand-fed event stream. */
 
-import { ChatEvent } from '../chat/events';
+import { ChatEvent } from '../common/events';
 import { ChatModel, messageFromServer } from '../chat/model';
 import {
   IChatClient,

@@ -6,7 +6,7 @@
  */
 
 import { cellName, ordinal } from '../cellNames';
-import { codeChecks, decodeEvent, IDoneEvent } from '../chat/events';
+import { codeChecks, decodeEvent, IDoneEvent } from '../common/events';
 import { applyEvent, messageFromServer, newThread } from '../chat/thread';
 import { IChatMessage } from '../chat/tokens';
 import { codeBlockKey } from '../contract';

@@ -1,8 +1,8 @@
 /** Agent mode's calls to the server extension (`POST agent`, `POST agent/result`), over `request.ts`. */
 
 import { requestAPI, requestResponse, ServerAPIError } from '../request';
-import { ChatEvent, readChatEvents } from '../chat/events';
-import { decodeChunks } from '../chat/sse';
+import { ChatEvent, readChatEvents } from '../common/events';
+import { decodeChunks } from '../common/sse';
 import { ChatRequestError } from '../chat/tokens';
 import { IAgentClient, IAgentRequest, IStepResultBody } from './tokens';
 

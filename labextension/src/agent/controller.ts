@@ -6,7 +6,7 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { ChatEvent } from '../chat/events';
+import type { ChatEvent } from '../common/events';
 import type { IChatMessage, IChatRequest, IChatTurnHook } from '../chat/tokens';
 import { AgentTurn } from './runner';
 import {

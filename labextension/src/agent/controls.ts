@@ -3,7 +3,7 @@
  * and the approval policy select, kept in step with the {@link AgentController}.
  */
 
-import { element } from '../chat/dom';
+import { element } from '../common/dom';
 import { AgentController } from './controller';
 import {
   AGENT_POLICIES,

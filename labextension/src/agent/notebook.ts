@@ -10,6 +10,7 @@ import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
+import { readJSON, silentExecute } from '../common/kernelRead';
 import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
 import { INotebookDriver, IRunOutcome, IStepOrigin } from './tokens';
 
@@ -47,68 +48,23 @@ function wireOutput(output: { [key: string]: any }): { [key: string]: any } {
 /** Characters of a read cell's text sent back (the server trims to its budget again). */
 const MAX_READ_CHARS = 20_000;
 
-function silent(
-  kernel: Kernel.IKernelConnection,
-  code: string,
-  expressions: { [name: string]: string } = {}
-) {
-  return kernel.requestExecute(
-    {
-      code,
-      silent: true,
-      store_history: false,
-      user_expressions: expressions,
-      allow_stdin: false,
-      stop_on_error: false
-    },
-    true
-  ).done;
-}
-
 /**
  * Before a step: install the figure capture (idempotent, so a restarted kernel gets it again)
  * and take what an earlier cell left, so the step's digests are its own.
  */
 async function prepareFigures(kernel: Kernel.IKernelConnection): Promise<void> {
   try {
-    await silent(kernel, INSTALL_FIGURES, { stale: TAKE_FIGURES });
+    await silentExecute(kernel, INSTALL_FIGURES, { stale: TAKE_FIGURES });
   } catch (error) {
     console.warn('chapyter-ext: could not install the figure capture', error);
   }
-}
-
-/**
- * The `application/json` value of `expression`, evaluated silently; undefined when the kernel
- * could not tell (it failed, or kept aborting).
- */
-async function silentJSON(
-  kernel: Kernel.IKernelConnection,
-  expression: string
-): Promise<any> {
-  // Right after a cell fails, ipykernel aborts requests until its queue is clear.
-  for (let attempt = 1; attempt <= 4; attempt++) {
-    const reply = await silent(kernel, '', { value: expression });
-    const content = reply.content as {
-      status: string;
-      user_expressions?: { [key: string]: any };
-    };
-    if (content.status === 'aborted') {
-      await new Promise(resolve => setTimeout(resolve, 100 * attempt));
-      continue;
-    }
-    const value = content.user_expressions?.value;
-    return value?.status === 'ok'
-      ? value.data?.['application/json']
-      : undefined;
-  }
-  return undefined;
 }
 
 /** The figure digests the last cell drew; [] when the kernel cannot tell. */
 async function takeFigures(
   kernel: Kernel.IKernelConnection
 ): Promise<{ [key: string]: unknown }[]> {
-  const data = await silentJSON(kernel, TAKE_FIGURES);
+  const data = await readJSON(kernel, TAKE_FIGURES);
   return Array.isArray(data)
     ? data.filter(d => d && typeof d === 'object')
     : [];
@@ -263,7 +219,7 @@ export class NotebookDriver implements INotebookDriver {
     if (!kernel) {
       throw new Error('The notebook has no kernel.');
     }
-    const text = (await silentJSON(kernel, expression))?.text;
+    const text = ((await readJSON(kernel, expression)) as any)?.text;
     if (typeof text !== 'string') {
       throw new Error(
         'The kernel could not answer (is chapyter-ext installed in its environment?).'

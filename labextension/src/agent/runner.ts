@@ -6,7 +6,7 @@
  * server are injected ({@link INotebookDriver}, {@link IAgentClient}), so it is tested in node.
  */
 
-import type { ChatEvent, IStepEvent } from '../chat/events';
+import type { ChatEvent, IStepEvent } from '../common/events';
 import {
   Decision,
   IAgentClient,

@@ -10,10 +10,10 @@
  */
 
 import { ordinal } from '../cellNames';
-import { button, element } from '../chat/dom';
+import { button, element } from '../common/dom';
 import { cellCode } from '../contract';
 import { invisibleWarning, showCode } from '../untrusted/render';
-import type { IStepRecord } from '../chat/events';
+import type { IStepRecord } from '../common/events';
 import type { IChatMessage } from '../chat/tokens';
 import { AgentController } from './controller';
 import { IAgentStep } from './tokens';

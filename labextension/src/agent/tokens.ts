@@ -4,7 +4,7 @@
  * its tests load no JupyterLab runtime code.
  */
 
-import type { ChatEvent, IStepEvent } from '../chat/events';
+import type { ChatEvent, IStepEvent } from '../common/events';
 import type { IAgentCodeOrigin } from '../contract/metadata';
 import type { IChatRequest } from '../chat/tokens';
 

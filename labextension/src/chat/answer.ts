@@ -15,7 +15,7 @@ import {
   showCode
 } from '../untrusted/render';
 import { codeButtons, ICodeBlockHandlers } from './codeBlocks';
-import { element } from './dom';
+import { element } from '../common/dom';
 
 /** What an answer is drawn with, when the page offers it. */
 export interface IAnswerServices {

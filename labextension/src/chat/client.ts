@@ -1,9 +1,9 @@
 /** The chat's calls to the server extension, over `request.ts`. */
 
 import { requestAPI, requestResponse, ServerAPIError } from '../request';
-import type { INotebookSnapshot } from './context';
-import { ChatEvent, readChatEvents } from './events';
-import { decodeChunks } from './sse';
+import type { INotebookSnapshot } from '../common/snapshot';
+import { ChatEvent, readChatEvents } from '../common/events';
+import { decodeChunks } from '../common/sse';
 import {
   ChatRequestError,
   IChatClient,

@@ -8,7 +8,7 @@
 
 import { addBelowIcon, copyIcon, runIcon } from '@jupyterlab/ui-components';
 
-import { button, element } from './dom';
+import { button, element } from '../common/dom';
 
 /** Why the bundled model's code is not offered to run at once, as every feature says it. */
 export const REVIEW_HOLD = 'waits for your review (setting: Local review)';

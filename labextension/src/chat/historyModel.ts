@@ -12,7 +12,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { applyView, ChatState, IThread, loadThread } from './thread';
-import { IUsage } from './usage';
+import { IUsage } from '../common/usage';
 import { NotebookThreads } from './threads';
 import {
   IChatClient,

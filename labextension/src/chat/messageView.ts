@@ -11,10 +11,10 @@ import type { StepsView } from '../agent/steps';
 import { codeBlockKey } from '../contract';
 import { applyOffer } from '../fix/chatApply';
 import { CodeActions } from './actions';
-import { usageText } from './usage';
+import { usageText } from '../common/usage';
 import { AnswerView } from './answer';
 import { ICodeBlockHandlers, REVIEW_HOLD } from './codeBlocks';
-import { element } from './dom';
+import { element } from '../common/dom';
 import { IChatMessage } from './tokens';
 
 /** Longest gap between two renders of a streaming answer, in ms. */

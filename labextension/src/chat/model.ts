@@ -8,8 +8,8 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { INotebookSnapshot } from './context';
-import { ChatEvent } from './events';
+import type { INotebookSnapshot } from '../common/snapshot';
+import { ChatEvent } from '../common/events';
 import { ChatHistoryModel } from './historyModel';
 import { ModelChoice } from './modelChoice';
 import {

@@ -30,7 +30,7 @@ import {
 import { chatIcon } from './icons';
 import { TrackerIdentity } from './identity';
 import { ChatModel, errorMessage } from './model';
-import { NotebookContextCollector } from './notebookContext';
+import { NotebookContextCollector } from '../common/notebookSnapshot';
 import {
   ChatCommandIDs,
   ChatPluginIDs,

@@ -3,9 +3,9 @@
  * signals, so `model.ts` keeps only the state machine and its notifications.
  */
 
-import { ChatEvent, BAD_RESPONSE, codeChecks, stepRecords } from './events';
+import { ChatEvent, BAD_RESPONSE, codeChecks, stepRecords } from '../common/events';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
-import { addUsage, IUsage, parseUsage } from './usage';
+import { addUsage, IUsage, parseUsage } from '../common/usage';
 
 /** What a thread is doing. */
 export type ChatState = 'idle' | 'loading' | 'streaming';

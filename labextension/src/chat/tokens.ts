@@ -3,9 +3,15 @@
  * this without pulling in any JupyterLab runtime code.
  */
 
-import { IUsage } from './usage';
-import type { INotebookSnapshot } from './context';
-import type { ChatEvent, ICodeCheck, IStepRecord } from './events';
+import type { ChatEvent, ICodeCheck, IStepRecord } from '../common/events';
+import type {
+  IChatContext,
+  IContextPreview,
+  INotebookSnapshot
+} from '../common/snapshot';
+import type { IUsage } from '../common/usage';
+
+export type { IChatContext, IContextPreview };
 
 /** Plugin ids of the chat. */
 export namespace ChatPluginIDs {
@@ -255,27 +261,6 @@ export interface IChatClient {
     notebookId?: string | null,
     chatId?: string | null
   ): Promise<IChatExport>;
-}
-
-/** The body of `POST chapyter-ext/context`: what the server makes of a snapshot. */
-export interface IContextPreview {
-  /** The context text the model gets (assembled and redacted by the server). */
-  text: string;
-  /** The chip, e.g. "data.ipynb · 4th cell · 12 variables · last error". */
-  summary: string;
-  /** Length of `text`. */
-  chars: number;
-  /**
-   * The project rules (AGENTS.md, .chapyter/rules.md) the server adds to the system prompt
-   * for this notebook, nearest last; absent from older servers.
-   */
-  rules?: { path: string; chars: number }[];
-}
-
-/** What the chat will tell the model about the notebook, and how to say it in a chip. */
-export interface IChatContext extends IContextPreview {
-  /** The snapshot a message sends as `context` (the server assembles it again). */
-  snapshot: INotebookSnapshot;
 }
 
 /** User settings of the chat (schema/chat.json). */

@@ -1,6 +1,6 @@
 /** `POST chapyter-ext/complete`, streamed: the suggestion's events, over `request.ts`. */
 
-import { decodeChunks, readEvents } from '../chat/sse';
+import { decodeChunks, readEvents } from '../common/sse';
 import { requestResponse, ServerAPIError } from '../request';
 import {
   CompletionEvent,

@@ -1,14 +1,13 @@
 /**
  * The kernel's names for inline completion (variables, DataFrame columns, dict keys,
- * signatures), read through the notebook's own kernel connection: one silent execute request
- * whose user expression calls `chapyter_ext.context.completion_names`, so nothing is printed,
- * nothing lands in the history and no name is bound in the user's namespace.
+ * signatures), read through the one silent kernel read (`common/kernelRead.ts`), whose user
+ * expression calls `chapyter_ext.context.completion_names`.
  */
 
 import type { Kernel } from '@jupyterlab/services';
 
-import { readVariableList } from '../chat/notebookContext';
-import type { IVariablesReply } from '../chat/variables';
+import { readVariableList } from '../common/kernelRead';
+import type { IVariableSummary } from '../common/snapshot';
 
 /** The user expression; it binds no name. */
 export const NAMES_EXPRESSION =
@@ -16,9 +15,9 @@ export const NAMES_EXPRESSION =
   "fromlist=['completion_names']).completion_names(get_ipython().user_ns, " +
   'get_ipython().user_ns_hidden))';
 
-/** Ask a kernel for its names; the value is null when it cannot tell (no chapyter_ext). */
+/** Ask a kernel for its names; null when it cannot tell (no chapyter_ext). */
 export function readNames(
   kernel: Kernel.IKernelConnection
-): Promise<IVariablesReply> {
+): Promise<IVariableSummary[] | null> {
   return readVariableList(kernel, NAMES_EXPRESSION);
 }

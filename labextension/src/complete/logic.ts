@@ -4,7 +4,7 @@
  * no JupyterLab: tested with jest.
  */
 
-import type { IServerSentEvent } from '../chat/sse';
+import type { IServerSentEvent } from '../common/sse';
 
 /** The provider's identifier in JupyterLab's inline completer settings. */
 export const PROVIDER_ID = '@chapyter-ext/inline-completion';

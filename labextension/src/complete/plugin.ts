@@ -21,7 +21,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { readRetrying, VariablesCache } from '../chat/variables';
+import { VariablesCache } from '../common/variablesCache';
 import {
   FailureTracker,
   ICompletionStatus,
@@ -122,9 +122,7 @@ class NotebookSource implements INotebookSource {
     if (!kernel || (lang && lang !== 'python')) {
       return null;
     }
-    return this._variables.get(kernel.id, () =>
-      readRetrying(() => readNames(kernel))
-    );
+    return this._variables.get(kernel.id, () => readNames(kernel));
   }
 
   private _variables = new VariablesCache(VARIABLES_WAIT_MS, () => undefined);

@@ -8,7 +8,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
-import { button, element } from '../chat/dom';
+import { button, element } from '../common/dom';
 import { IErrorInfo } from './logic';
 
 /** What the bar's buttons do, for the cell they sit in. */

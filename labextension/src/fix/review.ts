@@ -10,7 +10,7 @@ import { Cell } from '@jupyterlab/cells';
 import { checkIcon, closeIcon, runIcon } from '@jupyterlab/ui-components';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
-import { button, element } from '../chat/dom';
+import { button, element } from '../common/dom';
 import { invisibleWarning, showCode } from '../untrusted/render';
 import { IFixProposal } from './client';
 import { proposalDiff } from './proposal';

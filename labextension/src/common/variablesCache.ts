@@ -4,57 +4,7 @@
  * timing rules are tested without a kernel.
  */
 
-import { IVariableFacts, IVariableSummary } from './context';
-
-/** The optional keys of a variable that carry its facts from the kernel to the server. */
-const FACT_KEYS = [
-  'head',
-  'facts',
-  'noun',
-  'total',
-  'tail',
-  'rest_kinds'
-] as const;
-
-/**
- * The facts `describe_variables` attached to a variable (columns, keys, labels), passed on
- * unchanged for the server to choose from by relevance; the server validates them.
- */
-export function variableFacts(raw: { [key: string]: unknown }): IVariableFacts {
-  const out: { [key: string]: unknown } = {};
-  for (const key of FACT_KEYS) {
-    if (raw[key] !== undefined) {
-      out[key] = raw[key];
-    }
-  }
-  return out as IVariableFacts;
-}
-
-/** How a read of the variables ended. */
-export interface IVariablesReply {
-  /** "ok", "aborted" (the kernel dropped it after an error; try again) or "error". */
-  status: 'ok' | 'aborted' | 'error';
-  /** The variables, when the status is "ok". */
-  value: IVariableSummary[] | null;
-}
-
-/**
- * Read again while the kernel aborts the request: right after a cell fails, ipykernel aborts
- * every request that arrives before its queue is clear. Null when it cannot tell.
- */
-export async function readRetrying(
-  read: () => Promise<IVariablesReply>,
-  attempts = 4,
-  delayMs = 200
-): Promise<IVariableSummary[] | null> {
-  for (let attempt = 1; ; attempt++) {
-    const reply = await read();
-    if (reply.status !== 'aborted' || attempt >= attempts) {
-      return reply.value;
-    }
-    await new Promise(resolve => setTimeout(resolve, delayMs * attempt));
-  }
-}
+import type { IVariableSummary } from './snapshot';
 
 interface IEntry {
   value: IVariableSummary[] | null;

@@ -7,7 +7,6 @@
  * the wire's (snake_case), so the snapshot is sent as it is.
  */
 
-import type { IChatContext, IContextPreview } from './tokens';
 
 /** A cell, as the snapshot carries it. */
 export interface ICellSnapshot {
@@ -82,6 +81,27 @@ export interface INotebookSnapshot {
   language: string;
 }
 
+/** The body of `POST chapyter-ext/context`: what the server makes of a snapshot. */
+export interface IContextPreview {
+  /** The context text the model gets (assembled and redacted by the server). */
+  text: string;
+  /** The chip, e.g. "data.ipynb · 4th cell · 12 variables · last error". */
+  summary: string;
+  /** Length of `text`. */
+  chars: number;
+  /**
+   * The project rules (AGENTS.md, .chapyter/rules.md) the server adds to the system prompt
+   * for this notebook, nearest last; absent from older servers.
+   */
+  rules?: { path: string; chars: number }[];
+}
+
+/** What the chat will tell the model about the notebook, and how to say it in a chip. */
+export interface IChatContext extends IContextPreview {
+  /** The snapshot a message sends as `context` (the server assembles it again). */
+  snapshot: INotebookSnapshot;
+}
+
 /** A code cell's outputs, as far as finding the last error goes. */
 export interface ICellOutputs {
   /** Position of the cell, from 0. */
@@ -90,6 +110,30 @@ export interface ICellOutputs {
   executionCount: number | null;
   /** Its outputs in nbformat shape. */
   outputs: { output_type: string; [key: string]: unknown }[];
+}
+
+/** The optional keys of a variable that carry its facts from the kernel to the server. */
+const FACT_KEYS = [
+  'head',
+  'facts',
+  'noun',
+  'total',
+  'tail',
+  'rest_kinds'
+] as const;
+
+/**
+ * The facts `describe_variables` attached to a variable (columns, keys, labels), passed on
+ * unchanged for the server to choose from by relevance; the server validates them.
+ */
+export function variableFacts(raw: { [key: string]: unknown }): IVariableFacts {
+  const out: { [key: string]: unknown } = {};
+  for (const key of FACT_KEYS) {
+    if (raw[key] !== undefined) {
+      out[key] = raw[key];
+    }
+  }
+  return out as IVariableFacts;
 }
 
 /**

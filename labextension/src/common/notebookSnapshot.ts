@@ -1,13 +1,11 @@
 /**
- * Takes the snapshot of the active notebook the chat's context is built from: the active cell
- * and its neighbours, the selected text, the last error, and the kernel's variables. Nothing
+ * Takes the snapshot of the active notebook that the chat (and Fix, through the chat) sends as
+ * context: the active cell and its neighbours, the selected text, the last error, and the kernel's variables. Nothing
  * is formatted or cut here: the server assembles the snapshot within its one budget
  * (`Chapyter.context_budget`) and says what the chip shows (`POST chapyter-ext/context`).
  *
- * The variables come from the notebook's own kernel, through the notebook's own kernel
- * connection (kernels may be remote; the server never opens a client of its own): one silent
- * execute request whose user expression calls `chapyter_ext.context.describe_variables`, so
- * nothing is printed, nothing lands in the history, and no name is bound in the namespace.
+ * The variables come from the notebook's own kernel through the one silent read
+ * (`kernelRead.ts`), whose user expression calls `chapyter_ext.context.describe_variables`.
  */
 
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -19,27 +17,36 @@ import {
 import { Kernel } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { readVariableList } from './kernelRead';
 import {
   findLastError,
   ICellOutputs,
   ICellSnapshot,
+  IChatContext,
+  IContextPreview,
   INotebookSnapshot,
   IVariableSummary,
   previewContext,
-  variablesExpression
-} from './context';
-import {
-  DEFAULT_CHAT_SETTINGS,
-  IChatClient,
-  IChatContext,
-  IChatSettings
-} from './tokens';
-import {
-  IVariablesReply,
-  readRetrying,
   variableFacts,
-  VariablesCache
-} from './variables';
+  variablesExpression
+} from './snapshot';
+import { VariablesCache } from './variablesCache';
+
+/** What the snapshot takes from the user's settings. */
+export interface ISnapshotSettings {
+  /** Cells above and below the active cell that go with it. */
+  neighbourCells: number;
+  /** Whether the kernel's variables go with the context. */
+  includeVariables: boolean;
+}
+
+/** The server calls the snapshot needs: its budget, and the text it makes of a snapshot. */
+export interface ISnapshotServer {
+  /** `GET config` (only `context_budget` is read). */
+  config(): Promise<{ context_budget?: number }>;
+  /** `POST context`: the text and chip `message` (the draft) would send for `snapshot`. */
+  context(snapshot: INotebookSnapshot, message?: string): Promise<IContextPreview>;
+}
 
 /** How long the chat waits for a busy kernel before using what it read last time. */
 const VARIABLES_TIMEOUT_MS = 2500;
@@ -98,8 +105,8 @@ export class NotebookContextCollector {
   /** Follow the notebooks of `tracker`; `client` gives the budget and assembles the text. */
   constructor(
     private _tracker: INotebookTracker,
-    private _client: Pick<IChatClient, 'config' | 'context'>,
-    settings: IChatSettings = DEFAULT_CHAT_SETTINGS
+    private _client: ISnapshotServer,
+    settings: ISnapshotSettings = { neighbourCells: 1, includeVariables: true }
   ) {
     this.settings = settings;
     _tracker.currentChanged.connect(this._emit, this);
@@ -111,8 +118,8 @@ export class NotebookContextCollector {
     });
   }
 
-  /** The chat's settings (neighbours, variables on or off). */
-  settings: IChatSettings;
+  /** The user's settings (neighbours, variables on or off). */
+  settings: ISnapshotSettings;
 
   /** Something the context shows may have changed: collect it again. */
   get changed(): ISignal<this, void> {
@@ -183,9 +190,7 @@ export class NotebookContextCollector {
       return null;
     }
     const budget = await this._budget();
-    return this._variables.get(kernel.id, () =>
-      readRetrying(() => readVariables(kernel, budget))
-    );
+    return this._variables.get(kernel.id, () => readVariables(kernel, budget));
   }
 
   /** The server's context budget (asked once; again after a failure), or null. */
@@ -253,60 +258,11 @@ export class NotebookContextCollector {
 
 /**
  * Ask a kernel for its variables, within `budget` characters (the server's context budget);
- * the value is null when it cannot tell (no chapyter_ext).
+ * null when it cannot tell (no chapyter_ext).
  */
-export async function readVariables(
+export function readVariables(
   kernel: Kernel.IKernelConnection,
   budget: number | null
-): Promise<IVariablesReply> {
+): Promise<IVariableSummary[] | null> {
   return readVariableList(kernel, variablesExpression(budget), variableFacts);
-}
-
-/**
- * Evaluate `expression` (a user expression displaying a JSON list of `{name, type, summary}`)
- * in one silent execute request: nothing printed, nothing in the history, no name bound.
- * `extra` keeps more fields of each item. The value is null when the kernel cannot tell.
- */
-export async function readVariableList(
-  kernel: Kernel.IKernelConnection,
-  expression: string,
-  extra: (item: any) => Partial<IVariableSummary> = () => ({})
-): Promise<IVariablesReply> {
-  const future = kernel.requestExecute(
-    {
-      code: '',
-      silent: true,
-      store_history: false,
-      user_expressions: { variables: expression },
-      allow_stdin: false,
-      stop_on_error: false
-    },
-    true
-  );
-  const reply = await future.done;
-  const content = reply.content as {
-    status: string;
-    user_expressions?: { [key: string]: any };
-  };
-  if (content.status === 'aborted') {
-    return { status: 'aborted', value: null };
-  }
-  const result = content.user_expressions?.variables;
-  const data = result?.data?.['application/json'];
-  if (
-    content.status !== 'ok' ||
-    result?.status !== 'ok' ||
-    !Array.isArray(data)
-  ) {
-    return { status: 'error', value: null };
-  }
-  const value = data
-    .filter(v => v && typeof v.name === 'string')
-    .map(v => ({
-      name: String(v.name),
-      type: String(v.type ?? ''),
-      summary: String(v.summary ?? ''),
-      ...extra(v)
-    }));
-  return { status: 'ok', value };
 }
