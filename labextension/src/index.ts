@@ -14,6 +14,7 @@ import {
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { refreshIcon } from '@jupyterlab/ui-components';
 
+import agentPlugins from './agent/plugin';
 import chatPlugins from './chat/plugin';
 import completePlugins from './complete/plugin';
 import fixPlugins from './fix/plugin';
@@ -163,6 +164,7 @@ export default [
   executorPlugin,
   notebookPlugin,
   ...chatPlugins,
+  ...agentPlugins,
   ...fixPlugins,
   ...completePlugins
 ];

@@ -10,7 +10,7 @@ import { codeChecks, decodeEvent, IDoneEvent } from '../common/events';
 import { applyEvent, messageFromServer, newThread } from '../chat/thread';
 import { IChatMessage } from '../chat/tokens';
 import { codeBlockKey } from '../contract';
-import { applyOffer, chatApplier } from '../fix/chatApply';
+import { ChatExtension, IChatExtensionOptions } from '../chat/extension';
 
 const GOOD = {
   block_id: codeBlockKey('print(x)'),
@@ -81,18 +81,15 @@ describe('code-block verdicts', () => {
 });
 
 describe('Apply to the Nth cell', () => {
-  afterEach(() => {
-    chatApplier.current = null;
-  });
-
   it('carries why the code must not run at once', () => {
     const seen: unknown[] = [];
-    chatApplier.current = (_code, origin) => {
+    const chat = new ChatExtension({} as IChatExtensionOptions);
+    chat.addCodeAction((_code, origin) => {
       seen.push(origin);
       return { label: `Apply to ${cellName(2)}`, apply: () => undefined };
-    };
+    });
     const hold = 'waits for your review (setting: Local review)';
-    expect(applyOffer('x = 1', { model: 'm', hold })?.label).toBe(
+    expect(chat.codeOffer('x = 1', { model: 'm', hold })?.label).toBe(
       'Apply to the 2nd cell'
     );
     expect(seen).toEqual([{ model: 'm', hold }]);

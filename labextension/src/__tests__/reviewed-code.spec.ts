@@ -4,9 +4,9 @@
  * given the code block's source as a cell holds it.
  */
 
+import { ChatExtension, IChatExtensionOptions } from '../chat/extension';
 import { cellCode } from '../contract';
 import { IFixProposal } from '../fix/client';
-import { applyOffer, chatApplier } from '../fix/chatApply';
 import { applyProposal, proposalDiff, proposedSource } from '../fix/proposal';
 import {
   countInvisible,
@@ -122,21 +122,31 @@ describe('fix proposals', () => {
 });
 
 describe('Apply to cell N', () => {
-  afterEach(() => (chatApplier.current = null));
+  const chat = () => new ChatExtension({} as IChatExtensionOptions);
 
   it('is asked with the code block as a cell holds it', () => {
     const asked: string[] = [];
-    chatApplier.current = code => {
+    const withFix = chat();
+    withFix.addCodeAction(code => {
       asked.push(code);
       return { label: 'Apply to cell 2', apply: () => undefined };
-    };
+    });
     const code = 'df = df.dropna()\r\nprint(df)\n';
-    expect(applyOffer(code, { model: 'm' })?.label).toBe('Apply to cell 2');
+    expect(withFix.codeOffer(code, { model: 'm' })?.label).toBe(
+      'Apply to cell 2'
+    );
     expect(asked).toEqual([cellCode(code)]);
     expect(asked[0]).toBe('df = df.dropna()\nprint(df)');
   });
 
   it('offers nothing without the Fix plugin', () => {
-    expect(applyOffer('x = 1', { model: 'm' })).toBeNull();
+    expect(chat().codeOffer('x = 1', { model: 'm' })).toBeNull();
+  });
+
+  it('offers the first action that has one', () => {
+    const withTwo = chat();
+    withTwo.addCodeAction(() => null);
+    withTwo.addCodeAction(() => ({ label: 'second', apply: () => undefined }));
+    expect(withTwo.codeOffer('x = 1', { model: 'm' })?.label).toBe('second');
   });
 });

@@ -7,15 +7,18 @@
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import type { StepsView } from '../agent/steps';
 import { codeBlockKey } from '../contract';
-import { applyOffer } from '../fix/chatApply';
 import { CodeActions } from './actions';
 import { usageText } from '../common/usage';
 import { AnswerView } from './answer';
 import { ICodeBlockHandlers, REVIEW_HOLD } from './codeBlocks';
 import { element } from '../common/dom';
-import { IChatMessage } from './tokens';
+import {
+  IChatMessage,
+  ICodeBlockOffer,
+  ICodeBlockOrigin,
+  IMessagePart
+} from './tokens';
 
 /** Longest gap between two renders of a streaming answer, in ms. */
 export const RENDER_INTERVAL_MS = 50;
@@ -32,8 +35,10 @@ export interface IMessageViewHost {
   insertCode(code: string, message: IChatMessage, run: boolean): Promise<void>;
   /** Keep the newest message in view if the reader was already at the bottom. */
   keepScrolled(): void;
-  /** The steps view of an agent turn's answer, or null. */
-  createSteps?(message: IChatMessage): StepsView | null;
+  /** The parts other plugins draw in `message` (an agent turn's steps). */
+  messageParts?(message: IChatMessage): IMessagePart[];
+  /** An action other plugins offer under a code block (Apply to cell N), or null. */
+  codeOffer?(code: string, origin: ICodeBlockOrigin): ICodeBlockOffer | null;
   /**
    * Review first for the model of `message`: the one line said under its code blocks, which
    * then offer no "Insert and run"; null when its code may run at once.
@@ -56,15 +61,17 @@ export class MessageView {
     this._header = element('div', 'jp-Chapyter-chatMessageHeader');
     this._body = element('div', 'jp-Chapyter-chatMessageBody');
     this._footer = element('div', 'jp-Chapyter-chatMessageFooter');
-    this._steps = _panel.createSteps?.(message) ?? null;
+    this._parts = _panel.messageParts?.(message) ?? [];
     this.node.append(this._header);
-    if (this._steps) {
-      this.node.appendChild(this._steps.node);
+    for (const part of this._parts) {
+      this.node.appendChild(part.node);
     }
     this.node.append(this._body);
-    if (this._steps) {
-      // The step waiting for approval comes after the text: streaming never hides it.
-      this.node.appendChild(this._steps.pending);
+    for (const part of this._parts) {
+      // A step waiting for approval comes after the text: streaming never hides it.
+      if (part.pending) {
+        this.node.appendChild(part.pending);
+      }
     }
     this.node.append(this._footer);
     if (role === 'assistant') {
@@ -107,7 +114,9 @@ export class MessageView {
     if (this._timer !== null) {
       clearTimeout(this._timer);
     }
-    this._steps?.dispose();
+    for (const part of this._parts) {
+      part.dispose();
+    }
     this.node.remove();
   }
 
@@ -125,7 +134,9 @@ export class MessageView {
     const message = this.message;
     const streaming = message.status === 'streaming';
     this._drawHeader();
-    this._steps?.update();
+    for (const part of this._parts) {
+      part.update();
+    }
     this.node.setAttribute('aria-busy', streaming ? 'true' : 'false');
     this.node.classList.toggle('jp-mod-streaming', streaming);
     this.node.classList.toggle('jp-mod-error', message.status === 'error');
@@ -176,7 +187,7 @@ export class MessageView {
     if (
       message.status === 'streaming' &&
       !message.content &&
-      !this._steps?.waiting
+      !this._parts.some(part => part.waiting)
     ) {
       this._footer.appendChild(
         element(
@@ -228,15 +239,15 @@ export class MessageView {
         return checks.find(check => check.block_id === key) ?? null;
       },
       applyOffer: code =>
-        applyOffer(code, {
+        this._panel.codeOffer?.(code, {
           model: this.message.model ?? '',
           hold: note ? REVIEW_HOLD : null
-        })
+        }) ?? null
     };
   }
 
   private _header: HTMLElement;
-  private _steps: StepsView | null;
+  private _parts: IMessagePart[];
   private _body: HTMLElement;
   private _footer: HTMLElement;
   private _answer: AnswerView | null = null;

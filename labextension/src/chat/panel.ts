@@ -10,38 +10,28 @@ import { addIcon, downloadIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { AgentController } from '../agent/controller';
-import { agentControls, IAgentControls, policyLabel } from '../agent/controls';
-import { StepsView } from '../agent/steps';
-import { CodeActions } from './actions';
-import { usageText } from '../common/usage';
-import { REVIEW_HOLD } from './codeBlocks';
 import { button, element } from '../common/dom';
+import { usageText } from '../common/usage';
+import { IChatCodeOrigin } from '../contract';
+import { CodeActions } from './actions';
+import { ContextChip } from './contextChip';
+import { drawEmpty, REVIEW_NOTE } from './emptyState';
+import { ChatExtension } from './extension';
 import { MessageView } from './messageView';
 import { ChatModel } from './model';
-import { IChatCodeOrigin } from '../contract';
-import { IChatMessage } from './tokens';
+import {
+  IChatMessage,
+  IChatMode,
+  IChatModeControls,
+  ICodeBlockOffer,
+  ICodeBlockOrigin,
+  IMessagePart
+} from './tokens';
 
 /** Pause in typing after which the chip is brought up to date for the draft (ms). */
 const DRAFT_PREVIEW_MS = 400;
 /** Id of the keyboard hint under the input, which describes the input. */
 const HINT_ID = 'jp-chapyter-chat-hint';
-
-/** Id of the "Try:" label, which names the list of suggestions. */
-const TRY_ID = 'jp-chapyter-chat-try';
-
-/** Said under code blocks (and on the empty chat) when the model is review-first. */
-export const REVIEW_NOTE =
-  `Its code ${REVIEW_HOLD}: it is inserted below, not run; read it, then run the cell ` +
-  '(Shift+Enter).';
-
-/** Requests a person can try on an empty chat. */
-const SUGGESTIONS = [
-  'Explain what the active cell does',
-  'Why did the last error happen, and how do I fix it?',
-  'Summarise the DataFrames in memory',
-  'Plot the numeric columns of a DataFrame'
-];
 
 /** Options of {@link ChatPanel}. */
 export interface IChatPanelOptions {
@@ -53,8 +43,8 @@ export interface IChatPanelOptions {
   languages?: IEditorLanguageRegistry | null;
   /** Inserts, runs and copies code. */
   actions: CodeActions;
-  /** Agent mode (the toggle, the policy, the steps under answers); none: plain chat only. */
-  agent?: AgentController | null;
+  /** What other plugins plug into the chat (a mode, message parts, code block actions). */
+  extension: ChatExtension;
   /** Runs "Export chat" (the plugin's command); none: no Export button. */
   exportChat?: (() => Promise<unknown>) | null;
 }
@@ -68,7 +58,7 @@ export class ChatPanel extends Widget {
     this.rendermime = options.rendermime;
     this.languages = options.languages ?? null;
     this.actions = options.actions;
-    this.agent = options.agent ?? null;
+    this.extension = options.extension;
     this.addClass('jp-Chapyter-chat');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'AI Chat');
@@ -148,31 +138,7 @@ export class ChatPanel extends Widget {
     );
     this._error.append(this._errorText, dismiss);
 
-    // Context chip and its toggle.
-    const context = element('div', 'jp-Chapyter-chatContext');
-    this._chip = element('details', 'jp-Chapyter-chatChip');
-    this._chipSummary = element('summary', 'jp-Chapyter-chatChipSummary', {
-      title: 'What goes to the model with your message; open to read it all'
-    });
-    this._chipText = element('pre', 'jp-Chapyter-chatContextText', {
-      'aria-label': 'Context that will be sent'
-    });
-    this._chip.append(this._chipSummary, this._chipText);
-    const toggleLabel = element('label', 'jp-Chapyter-chatContextToggle', {
-      title: 'Send the notebook context with the next message'
-    });
-    this._contextToggle = element('input', '', {
-      type: 'checkbox',
-      'aria-label': 'Include notebook context'
-    });
-    this._contextToggle.addEventListener('change', () => {
-      this.model.contextEnabled = this._contextToggle.checked;
-    });
-    toggleLabel.append(
-      this._contextToggle,
-      document.createTextNode(' Context')
-    );
-    context.append(this._chip, toggleLabel);
+    this._chip = new ContextChip(this.model);
 
     // Input, Send and Stop.
     const inputRow = element('div', 'jp-Chapyter-chatInputRow');
@@ -223,18 +189,15 @@ export class ChatPanel extends Widget {
     );
 
     const footer = element('div', 'jp-Chapyter-chatFooter');
-    footer.append(this._error, context);
-    if (this.agent) {
-      this._agentControls = agentControls(this.agent);
-      footer.appendChild(this._agentControls.node);
-      this.agent.changed.connect(this._onAgentChanged, this);
-    }
-    footer.append(inputRow, hint);
+    footer.append(this._error, this._chip.node, inputRow, hint);
+    this._inputRow = inputRow;
     this.node.append(header, this._usage, this._messages, footer);
 
     this.model.changed.connect(this._onChanged, this);
     this.model.messageChanged.connect(this._onMessageChanged, this);
     this.model.contextChanged.connect(this._onContextChanged, this);
+    this.extension.changed.connect(this._onExtended, this);
+    this._onExtended();
     this._onChanged();
     this._onContextChanged();
   }
@@ -247,18 +210,17 @@ export class ChatPanel extends Widget {
   readonly languages: IEditorLanguageRegistry | null;
   /** Acts on the notebook. */
   readonly actions: CodeActions;
-  /** Agent mode, if offered. */
-  readonly agent: AgentController | null;
+  /** What other plugins plug into the chat. */
+  readonly extension: ChatExtension;
 
-  /** The steps view under an answer (agent turns), or null. */
-  createSteps(message: IChatMessage): StepsView | null {
-    if (!this.agent || message.role !== 'assistant') {
-      return null;
-    }
-    return new StepsView(message, {
-      agent: this.agent,
-      notebookPath: () => this.model.notebook
-    });
+  /** The parts other plugins draw in `message` (an agent turn's steps). */
+  messageParts(message: IChatMessage): IMessagePart[] {
+    return this.extension.messageParts(message);
+  }
+
+  /** An action other plugins offer under a code block (Apply to cell N), or null. */
+  codeOffer(code: string, origin: ICodeBlockOrigin): ICodeBlockOffer | null {
+    return this.extension.codeOffer(code, origin);
   }
 
   /** Put the cursor in the input. */
@@ -351,7 +313,36 @@ export class ChatPanel extends Widget {
     this._input.focus();
   }
 
-  private _onAgentChanged(): void {
+  /** The mode that is on, or null. */
+  private get _activeMode(): IChatMode | null {
+    const mode = this.extension.mode;
+    return mode?.enabled ? mode : null;
+  }
+
+  /** A plugin set a mode or added message parts: draw them. */
+  private _onExtended(): void {
+    const mode = this.extension.mode;
+    if (mode !== this._mode) {
+      this._mode?.changed.disconnect(this._onModeChanged, this);
+      this._mode = mode;
+      this._modeControls?.node.remove();
+      // A mode's controls (agent mode) sit right above the input.
+      this._modeControls = mode ? mode.controls() : null;
+      if (this._modeControls) {
+        this._inputRow.before(this._modeControls.node);
+      }
+      mode?.changed.connect(this._onModeChanged, this);
+    }
+    // Views built before a plugin added its parts are built again with them.
+    for (const view of this._views.values()) {
+      view.dispose();
+    }
+    this._views.clear();
+    this._onChanged();
+    this._onModeChanged();
+  }
+
+  private _onModeChanged(): void {
     this._updateInput();
     this._onContextChanged();
   }
@@ -379,45 +370,7 @@ export class ChatPanel extends Widget {
   }
 
   private _onContextChanged(): void {
-    const model = this.model;
-    const context = model.context;
-    this._contextToggle.checked = model.contextEnabled;
-    this._contextToggle.disabled = !model.notebook;
-    this._chip.classList.toggle('jp-mod-off', !model.contextEnabled);
-    let summary: string;
-    if (!model.notebook) {
-      summary = 'No notebook';
-    } else if (!model.contextEnabled) {
-      summary = 'No context with the next message';
-    } else {
-      summary = context?.summary ?? 'Reading the notebook…';
-    }
-    const rules = model.contextEnabled ? (context?.rules ?? []) : [];
-    if (rules.length && model.notebook) {
-      // The project's rules are in force: say so where the user looks before sending.
-      summary += ` · Rules: ${rules.map(r => r.path).join(', ')}`;
-    }
-    if (this.agent?.enabled && model.notebook) {
-      summary += ` · Agent: ${policyLabel(this.agent.policy).toLowerCase()}`;
-    }
-    this._chipSummary.textContent = summary;
-    const ruleLines = rules.length
-      ? 'Project rules in the system prompt: ' +
-        rules.map(r => `${r.path} (${r.chars} characters)`).join(', ') +
-        '\n\n'
-      : '';
-    const tools = this.agent?.enabled ? this.agent.tools : null;
-    const toolLines =
-      tools && tools.labels.length
-        ? `Agent tools: ${tools.labels.join(', ')}` +
-          (tools.servers.length
-            ? `; MCP servers: ${tools.servers.join(', ')} (their tools are offered once started)`
-            : '') +
-          '\n\n'
-        : '';
-    this._chipText.textContent = model.contextEnabled
-      ? toolLines + ruleLines + (context?.text || 'Nothing to send.')
-      : 'The next message goes without the notebook context.';
+    this._chip.update(this._activeMode);
   }
 
   private _drawModels(): void {
@@ -481,78 +434,11 @@ export class ChatPanel extends Widget {
   }
 
   private _drawEmpty(): void {
-    const model = this.model;
-    const empty = this._empty;
-    empty.textContent = '';
-    if (model.messages.length) {
-      empty.hidden = true;
-      return;
-    }
-    empty.hidden = false;
-    if (!model.notebook) {
-      empty.appendChild(
-        element(
-          'p',
-          '',
-          {},
-          'Open a notebook to chat about it: the chat follows the active notebook.'
-        )
-      );
-      return;
-    }
-    if (model.state === 'loading') {
-      empty.appendChild(
-        element('p', '', { role: 'status' }, 'Loading the chat…')
-      );
-      return;
-    }
-    empty.appendChild(
-      element('p', 'jp-Chapyter-chatEmptyTitle', {}, 'Ask about this notebook')
-    );
-    // Which model answers, and what that means, before the suggestions: "Try:" stays
-    // right above them.
-    const info = model.modelInfo();
-    if (info?.notice) {
-      const notice = element('div', 'jp-Chapyter-chatNotice', { role: 'note' });
-      notice.appendChild(element('p', '', {}, info.notice));
-      if (info.review_first) {
-        notice.appendChild(element('p', '', {}, REVIEW_NOTE));
-      }
-      empty.appendChild(notice);
-    }
-    empty.appendChild(
-      element(
-        'p',
-        '',
-        {},
-        'The chat sees the active cell and its neighbours, the selected text, the last error ' +
-          "and the kernel's variables. Code in answers can be inserted below the active cell" +
-          (info?.review_first ? '.' : ' and run.')
-      )
-    );
-    empty.appendChild(
-      element('p', 'jp-Chapyter-chatTry', { id: TRY_ID }, 'Try:')
-    );
-    const list = element('ul', 'jp-Chapyter-chatSuggestions', {
-      'aria-labelledby': TRY_ID
+    drawEmpty(this._empty, this.model, text => {
+      this._input.value = text;
+      this._updateInput();
+      this._input.focus();
     });
-    for (const text of SUGGESTIONS) {
-      const item = element('li', '');
-      const suggestion = element(
-        'button',
-        'jp-Chapyter-chatSuggestion',
-        { type: 'button', title: 'Put this in the input' },
-        text
-      );
-      suggestion.addEventListener('click', () => {
-        this._input.value = text;
-        this._updateInput();
-        this._input.focus();
-      });
-      item.appendChild(suggestion);
-      list.appendChild(item);
-    }
-    empty.appendChild(list);
   }
 
   private _updateInput(): void {
@@ -562,10 +448,8 @@ export class ChatPanel extends Widget {
     this._input.disabled = !model.notebook;
     this._input.placeholder = !model.notebook
       ? 'Open a notebook to chat about it'
-      : this.agent?.enabled
-        ? 'Ask; the agent may run code in this notebook'
-        : 'Ask about this notebook';
-    this._agentControls?.update(!!model.notebook);
+      : (this._activeMode?.placeholder ?? 'Ask about this notebook');
+    this._modeControls?.update(!!model.notebook);
     this._send.hidden = streaming;
     this._send.disabled =
       !model.notebook || model.state !== 'idle' || !this._input.value.trim();
@@ -576,7 +460,9 @@ export class ChatPanel extends Widget {
     }
   }
 
-  private _agentControls: IAgentControls | null = null;
+  private _mode: IChatMode | null = null;
+  private _modeControls: IChatModeControls | null = null;
+  private _inputRow: HTMLElement;
   private _modelSelect: HTMLSelectElement;
   private _newChat: HTMLButtonElement;
   private _export: HTMLButtonElement;
@@ -586,10 +472,7 @@ export class ChatPanel extends Widget {
   private _empty: HTMLElement;
   private _error: HTMLElement;
   private _errorText: HTMLElement;
-  private _chip: HTMLDetailsElement;
-  private _chipSummary: HTMLElement;
-  private _chipText: HTMLElement;
-  private _contextToggle: HTMLInputElement;
+  private _chip: ContextChip;
   private _input: HTMLTextAreaElement;
   private _draftTimer: ReturnType<typeof setTimeout> | undefined;
   private _send: HTMLButtonElement;

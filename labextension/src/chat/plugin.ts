@@ -1,4 +1,7 @@
-/** The chat sidebar plugin: wires the model, the notebook side and the view together. */
+/**
+ * The chat sidebar plugin: wires the model, the notebook side and the view together, and
+ * provides {@link IChatExtension} for the plugins that plug into the chat.
+ */
 
 import {
   ILayoutRestorer,
@@ -16,9 +19,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import { AgentClient } from '../agent/client';
-import { AgentController } from '../agent/controller';
-import { NotebookDriver } from '../agent/notebook';
+import { NotebookContextCollector } from '../common/notebookSnapshot';
 import { CodeActions } from './actions';
 import { ChatClient } from './client';
 import {
@@ -29,12 +30,13 @@ import {
 } from './exportChat';
 import { chatIcon } from './icons';
 import { TrackerIdentity } from './identity';
+import { ChatExtension } from './extension';
 import { ChatModel, errorMessage } from './model';
-import { NotebookContextCollector } from '../common/notebookSnapshot';
 import {
   ChatCommandIDs,
   ChatPluginIDs,
   DEFAULT_CHAT_SETTINGS,
+  IChatExtension,
   IChatSettings
 } from './tokens';
 import { ChatPanel } from './panel';
@@ -53,11 +55,12 @@ function readSettings(
 }
 
 /** The "AI Chat" side panel, its commands and settings. */
-const chatPlugin: JupyterFrontEndPlugin<void> = {
+const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
   id: ChatPluginIDs.chat,
   description:
     'A chat in the side area that knows the active notebook and its kernel.',
   autoStart: true,
+  provides: IChatExtension,
   requires: [INotebookTracker, IRenderMimeRegistry],
   optional: [
     ICommandPalette,
@@ -73,7 +76,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null,
     languages: IEditorLanguageRegistry | null
-  ) => {
+  ): IChatExtension => {
     const client = new ChatClient();
     const collector = new NotebookContextCollector(tracker, client);
     const model = new ChatModel({
@@ -82,43 +85,18 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       snapshot: () => collector.snapshot(),
       identity: new TrackerIdentity(tracker)
     });
-    const agent = new AgentController({
-      client: new AgentClient(),
-      notebook: path => {
-        const found = tracker.find(p => p.context.path === path);
-        return found
-          ? new NotebookDriver(found, p => app.shell.activateById(p.id))
-          : null;
-      },
-      describeModel: name => {
-        const info = model.modelInfo(name || null);
-        return { model: info?.model ?? name, endpoint: info?.host };
-      }
+    const extension = new ChatExtension({
+      model,
+      config: () => client.config(),
+      snapshot: () => collector.snapshot(),
+      show: () => app.shell.activateById(panel.id)
     });
-    model.agent = agent;
-    // Step links say "Cell N": follow every notebook's cells (also once it has loaded).
-    const followCells = (notebook: NotebookPanel) =>
-      void notebook.context.ready.then(() => {
-        agent.notifyCells();
-        notebook.content.model?.cells.changed.connect(() =>
-          agent.notifyCells()
-        );
-      });
-    tracker.forEach(followCells);
-    tracker.widgetAdded.connect((_, notebook) => followCells(notebook));
-    void client
-      .config()
-      .then(config => {
-        agent.setServerPolicy(config.agent?.policy, config.agent?.policy_floor);
-        agent.setServerTools(config.agent?.tools, config.agent?.mcp_servers);
-      })
-      .catch(() => undefined);
     const panel = new ChatPanel({
       model,
       rendermime,
       languages,
       actions: new CodeActions(tracker),
-      agent,
+      extension,
       exportChat: () => app.commands.execute(ChatCommandIDs.exportChat)
     });
     panel.id = 'jp-chapyter-chat';
@@ -133,8 +111,6 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
       collector.settings = settings;
       model.contextDefault = settings.sendContext;
       model.preferredModel = settings.model;
-      agent.enabled = settings.agentMode;
-      agent.setPolicySetting(settings.agentPolicy);
       if (settings.side !== side) {
         const wasVisible = panel.isVisible;
         side = settings.side;
@@ -155,16 +131,6 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
           model.modelSelected.connect((_, name) => {
             if ((name ?? '') !== readSettings(settings).model) {
               void settings.set('model', name ?? '');
-            }
-          });
-          // The Agent toggle and the policy are remembered per user.
-          agent.changed.connect(() => {
-            const saved = readSettings(settings);
-            if (agent.enabled !== saved.agentMode) {
-              void settings.set('agentMode', agent.enabled);
-            }
-            if (agent.policySetting !== saved.agentPolicy) {
-              void settings.set('agentPolicy', agent.policySetting);
             }
           });
         })
@@ -259,19 +225,13 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
           properties: { text: { type: 'string', description: 'The message' } }
         }
       },
-      execute: async args => {
-        app.shell.activateById(panel.id);
-        const text = typeof args.text === 'string' ? args.text : '';
-        if (!(await model.send(text))) {
-          throw new Error('the chat is busy with another reply');
-        }
-      }
+      execute: args =>
+        extension.ask(typeof args.text === 'string' ? args.text : '')
     });
     app.commands.addCommand(ChatCommandIDs.snapshot, {
       label: 'Notebook Context Snapshot',
       describedBy: { args: { type: 'object', properties: {} } },
-      execute: () =>
-        model.contextDefault ? collector.snapshot() : Promise.resolve(null)
+      execute: () => extension.snapshot()
     });
     const canExport = () =>
       !!model.notebook && !!model.chatId && model.state === 'idle';
@@ -342,6 +302,7 @@ const chatPlugin: JupyterFrontEndPlugin<void> = {
     palette?.addItem({ command: ChatCommandIDs.newChat, category: 'AI' });
     palette?.addItem({ command: ChatCommandIDs.exportChat, category: 'AI' });
     palette?.addItem({ command: ChatCommandIDs.downloadChat, category: 'AI' });
+    return extension;
   }
 };
 

@@ -3,7 +3,12 @@
  * signals, so `model.ts` keeps only the state machine and its notifications.
  */
 
-import { ChatEvent, BAD_RESPONSE, codeChecks, stepRecords } from '../common/events';
+import {
+  ChatEvent,
+  BAD_RESPONSE,
+  codeChecks,
+  stepRecords
+} from '../common/events';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
 import { addUsage, IUsage, parseUsage } from '../common/usage';
 

@@ -1,7 +1,12 @@
 /**
- * Ids and shapes of the chat sidebar. Pure declarations: the chat model and its tests import
- * this without pulling in any JupyterLab runtime code.
+ * Ids and shapes of the chat sidebar, and {@link IChatExtension}: the token through which
+ * other plugins (agent mode, Fix, ...) plug into the chat. The one file of `chat/` that other
+ * feature folders may import. Pure declarations: the chat model and its tests import this
+ * without pulling in any JupyterLab runtime code.
  */
+
+import { Token } from '@lumino/coreutils';
+import type { ISignal } from '@lumino/signaling';
 
 import type { ChatEvent, ICodeCheck, IStepRecord } from '../common/events';
 import type {
@@ -291,3 +296,99 @@ export const DEFAULT_CHAT_SETTINGS: IChatSettings = {
   agentMode: false,
   agentPolicy: ''
 };
+
+/** A part of a message drawn by another plugin, e.g. the steps of an agent turn. */
+export interface IMessagePart {
+  /** Drawn between the message's header and its text. */
+  readonly node: HTMLElement;
+  /** Drawn after the text, so streaming never hides it (what waits for the user), or null. */
+  readonly pending: HTMLElement | null;
+  /** Whether it waits for the user (the message then shows no "Thinking…"). */
+  readonly waiting: boolean;
+  /** Draw the message's current state. */
+  update(): void;
+  /** Stop listening; the node leaves with the message's. */
+  dispose(): void;
+}
+
+/** Builds the part of `message` a plugin draws, or null when it draws none there. */
+export type MessagePartFactory = (message: IChatMessage) => IMessagePart | null;
+
+/** Where a code block of an answer comes from. */
+export interface ICodeBlockOrigin {
+  /** The model that wrote it. */
+  model: string;
+  /** Why it must not be offered to run at once (review first), or null. */
+  hold?: string | null;
+}
+
+/** An action offered under a code block: the button's text and what it does. */
+export interface ICodeBlockOffer {
+  /** e.g. "Apply to cell 3". */
+  label: string;
+  /** Do it. */
+  apply(): void;
+}
+
+/**
+ * Offers an action for a code block whose source is `code` (as a cell would hold it:
+ * `cellCode`), or null when it has none for it.
+ */
+export type CodeBlockAction = (
+  code: string,
+  origin: ICodeBlockOrigin
+) => ICodeBlockOffer | null;
+
+/** The controls a mode puts beside the chat's input. */
+export interface IChatModeControls {
+  /** Their node. */
+  readonly node: HTMLElement;
+  /** Draw the mode's state (and whether a notebook is open). */
+  update(hasNotebook: boolean): void;
+}
+
+/**
+ * A way messages go other than as a plain reply (agent mode): while it is enabled, the chat
+ * hands each message to it ({@link IChatTurnHook}), and the panel shows what it says.
+ */
+export interface IChatMode extends IChatTurnHook {
+  /** Its state changed (enabled, or what it shows). */
+  readonly changed: ISignal<unknown, void>;
+  /** Its controls beside the input. */
+  controls(): IChatModeControls;
+  /** The input's placeholder while it is enabled. */
+  readonly placeholder: string;
+  /** Said after the context chip's summary while it is enabled, e.g. "Agent: ask for risky code". */
+  chipNote(): string;
+  /** Said at the top of the context chip's text while it is enabled ('' for nothing). */
+  chipDetails(): string;
+}
+
+/**
+ * The AI Chat as other plugins see it: what it is about, and where they plug in. The chat
+ * plugin provides it; agent mode and Fix require it (or take it as optional).
+ */
+export interface IChatExtension {
+  /** Path of the notebook the chat is about, or null. */
+  readonly notebook: string | null;
+  /** The server's description of the model `name` (the selected one when absent), or null. */
+  modelInfo(name?: string | null): IModelInfo | null;
+  /** `GET config`: the server's configuration. */
+  config(): Promise<IChatConfig>;
+  /** Show the chat and send `text` with the notebook's context; rejects while it is busy. */
+  ask(text: string): Promise<void>;
+  /** The active notebook's context snapshot as a message sends it; null when context is off. */
+  snapshot(): Promise<INotebookSnapshot | null>;
+  /** Let `mode` take the messages while it is enabled (one mode: the last set). */
+  setMode(mode: IChatMode): void;
+  /** Draw a part of every message (agent steps). */
+  addMessagePart(factory: MessagePartFactory): void;
+  /** Offer an action under the code blocks of answers (Apply to cell N). */
+  addCodeAction(action: CodeBlockAction): void;
+}
+
+/** The token of {@link IChatExtension}. */
+export const IChatExtension = new Token<IChatExtension>(
+  'chapyter-ext:IChatExtension',
+  'The AI Chat, for plugins that add a mode, message parts or code block actions.'
+);

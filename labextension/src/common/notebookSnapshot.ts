@@ -45,7 +45,10 @@ export interface ISnapshotServer {
   /** `GET config` (only `context_budget` is read). */
   config(): Promise<{ context_budget?: number }>;
   /** `POST context`: the text and chip `message` (the draft) would send for `snapshot`. */
-  context(snapshot: INotebookSnapshot, message?: string): Promise<IContextPreview>;
+  context(
+    snapshot: INotebookSnapshot,
+    message?: string
+  ): Promise<IContextPreview>;
 }
 
 /** How long the chat waits for a busy kernel before using what it read last time. */

@@ -7,7 +7,6 @@
  * the wire's (snake_case), so the snapshot is sent as it is.
  */
 
-
 /** A cell, as the snapshot carries it. */
 export interface ICellSnapshot {
   /** Position in the notebook, from 0. */

@@ -25,8 +25,8 @@ import {
   LabIcon
 } from '@jupyterlab/ui-components';
 
+import { IChatExtension } from '../chat/tokens';
 import { requestSha256 } from '../contract';
-import { chatApplier } from './chatApply';
 import { IFixProposal, IFixRequest, requestFix } from './client';
 import { cellError, errorBarOf, followErrors } from './errorBar';
 import { cellLabel, findDefiningCells, ICellCode, similarCell } from './logic';
@@ -48,10 +48,6 @@ export namespace FixCommandIDs {
   /** Ask for a change of the active cell, in words. */
   export const edit = 'chapyter-ext:edit-cell';
 }
-
-/** The chat's commands that send a message and read the context (chat/plugin.ts). */
-const ASK_CHAT = 'chapyter-ext:ask-chat';
-const CHAT_SNAPSHOT = 'chapyter-ext:chat-snapshot';
 
 /** The code cells of a notebook as the finder reads them. */
 function codeCells(panel: NotebookPanel): ICellCode[] {
@@ -136,7 +132,7 @@ function review(
 
 /** Ask the server and open the proposal in the cell it names. */
 async function propose(
-  app: JupyterFrontEnd,
+  chat: IChatExtension | null,
   panel: NotebookPanel,
   cell: Cell,
   body: Omit<IFixRequest, 'notebook'>
@@ -151,7 +147,8 @@ async function propose(
   bar?.setStatus('Asking the model…');
   let proposal: IFixProposal;
   try {
-    const context = await app.commands.execute(CHAT_SNAPSHOT).catch(() => null);
+    // The chat's snapshot, as its settings say (none without the chat).
+    const context = chat ? await chat.snapshot().catch(() => null) : null;
     proposal = await requestFix({
       notebook: panel.context.path,
       ...body,
@@ -194,11 +191,12 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
   description: 'Fix and Explain by errors, Edit with AI, reviewed as diffs.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
+  optional: [ICommandPalette, IChatExtension],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    chat: IChatExtension | null
   ) => {
     const { commands } = app;
     const fix = (panel: NotebookPanel, cell: Cell) => {
@@ -210,7 +208,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
       }
       const cells = codeCells(panel);
       const failing = cells.find(c => c.id === cell.model.id)!;
-      void propose(app, panel, cell, {
+      void propose(chat, panel, cell, {
         mode: 'fix',
         cell: failing,
         error,
@@ -221,7 +219,11 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
       const index = panel.content.widgets.indexOf(cell);
       const text = `Explain why ${cellLabel(index)} failed and how to fix it.`;
       errorBarOf(cell)?.setStatus('');
-      void commands.execute(ASK_CHAT, { text }).catch(error => {
+      if (!chat) {
+        say(cell, 'Could not ask the chat: the AI Chat is not installed.');
+        return;
+      }
+      void chat.ask(text).catch(error => {
         say(cell, `Could not ask the chat: ${(error as Error).message}`);
       });
     };
@@ -328,7 +330,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
         if (!instruction) {
           return;
         }
-        await propose(app, panel, cell, {
+        await propose(chat, panel, cell, {
           mode: 'edit',
           cell: codeCells(panel).find(c => c.id === cell.model.id)!,
           instruction
@@ -340,7 +342,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
     }
 
     // "Apply to cell N" under the chat's code blocks.
-    chatApplier.current = (code, origin) => {
+    chat?.addCodeAction((code, origin) => {
       const panel = tracker.currentWidget;
       if (!panel) {
         return null;
@@ -375,7 +377,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
           });
         }
       };
-    };
+    });
   }
 };
 

@@ -1,0 +1,122 @@
+/**
+ * {@link IChatExtension} over the chat's model: what other plugins read of the chat, and
+ * what they plug into it (a mode, message parts, code block actions), kept here for the
+ * panel to draw. The chat imports none of those plugins: they come to it through the token.
+ */
+
+import { ISignal, Signal } from '@lumino/signaling';
+
+import type { INotebookSnapshot } from '../common/snapshot';
+import { cellCode } from '../contract';
+import type { ChatModel } from './model';
+import {
+  CodeBlockAction,
+  IChatConfig,
+  IChatExtension,
+  IChatMessage,
+  IChatMode,
+  ICodeBlockOffer,
+  ICodeBlockOrigin,
+  IMessagePart,
+  IModelInfo,
+  MessagePartFactory
+} from './tokens';
+
+/** Options of {@link ChatExtension}. */
+export interface IChatExtensionOptions {
+  /** The chat's state. */
+  model: ChatModel;
+  /** `GET config`. */
+  config: () => Promise<IChatConfig>;
+  /** The snapshot a message sends (whatever the context toggle says). */
+  snapshot: () => Promise<INotebookSnapshot | null>;
+  /** Bring the chat's panel to the front. */
+  show: () => void;
+}
+
+/** The chat as other plugins see it, and what they added to it. */
+export class ChatExtension implements IChatExtension {
+  /** Expose `options.model`. */
+  constructor(private _options: IChatExtensionOptions) {}
+
+  /** A plugin added something the panel draws. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** The mode set, or null. */
+  get mode(): IChatMode | null {
+    return this._mode;
+  }
+
+  get notebook(): string | null {
+    return this._options.model.notebook;
+  }
+
+  modelInfo(name?: string | null): IModelInfo | null {
+    return name === undefined
+      ? this._options.model.modelInfo()
+      : this._options.model.modelInfo(name);
+  }
+
+  config(): Promise<IChatConfig> {
+    return this._options.config();
+  }
+
+  async ask(text: string): Promise<void> {
+    this._options.show();
+    if (!(await this._options.model.send(text))) {
+      throw new Error('the chat is busy with another reply');
+    }
+  }
+
+  snapshot(): Promise<INotebookSnapshot | null> {
+    return this._options.model.contextDefault
+      ? this._options.snapshot()
+      : Promise.resolve(null);
+  }
+
+  setMode(mode: IChatMode): void {
+    this._mode = mode;
+    this._options.model.agent = mode;
+    this._changed.emit();
+  }
+
+  addMessagePart(factory: MessagePartFactory): void {
+    this._parts.push(factory);
+    this._changed.emit();
+  }
+
+  addCodeAction(action: CodeBlockAction): void {
+    this._actions.push(action);
+    this._changed.emit();
+  }
+
+  /** The parts the plugins draw in `message`. */
+  messageParts(message: IChatMessage): IMessagePart[] {
+    return this._parts
+      .map(factory => factory(message))
+      .filter((part): part is IMessagePart => part !== null);
+  }
+
+  /**
+   * The first action offered for a code block whose source (from the Markdown lexer, as
+   * shown) is `code`, passed on as a cell would hold it ({@link cellCode}), as "Insert below"
+   * inserts it: the diff shown and the code applied are that one string.
+   */
+  codeOffer(code: string, origin: ICodeBlockOrigin): ICodeBlockOffer | null {
+    const source = cellCode(code);
+    for (const action of this._actions) {
+      const offer = action(source, origin);
+      if (offer) {
+        return offer;
+      }
+    }
+    return null;
+  }
+
+  private _mode: IChatMode | null = null;
+  private _parts: MessagePartFactory[] = [];
+  private _actions: CodeBlockAction[] = [];
+  private _changed = new Signal<this, void>(this);
+}
