@@ -5,7 +5,6 @@ import {
   requestSha256,
   sha256Hex
 } from '../contract';
-import { partialCode } from '../notebook/stream';
 import { createHash } from 'crypto';
 
 describe('sha256Hex', () => {
@@ -56,19 +55,5 @@ describe('prompt cells', () => {
     expect(normalizeRequest('\n\nplot x  \r\nnow\t\n\n')).toBe('plot x\nnow');
     expect(requestSha256('plot x')).toBe(requestSha256('plot x  \n\n'));
     expect(requestSha256('plot x')).not.toBe(requestSha256('plot y'));
-  });
-});
-
-describe('partialCode', () => {
-  it('shows nothing before a fence opens', () => {
-    expect(partialCode('Sure, here is')).toBe('');
-  });
-
-  it('shows the inside of an open fence as it grows', () => {
-    expect(partialCode('Sure:\n```python\nimport pan')).toBe('import pan');
-  });
-
-  it('stops at the closing fence', () => {
-    expect(partialCode('```python\nx = 1\n```\nThat sets x.')).toBe('x = 1');
   });
 });

@@ -13,22 +13,8 @@ import {
   PROGRESS_MIME,
   SCHEMA_VERSION
 } from '../contract';
+import { partialCode } from '../common/fences';
 import { cellView, cellViews, indexOfModel } from './cells';
-
-/**
- * The code seen so far in a streamed answer: the inside of the first fenced block if one has
- * opened, otherwise nothing (prose before the code is not shown as code).
- */
-export function partialCode(answer: string): string {
-  const open = /(^|\n)(```|~~~)[^\n]*\n/.exec(answer);
-  if (!open) {
-    return '';
-  }
-  const start = open.index + open[0].length;
-  const fence = open[2];
-  const close = answer.indexOf('\n' + fence, start - 1);
-  return close >= start - 1 ? answer.slice(start, close) : answer.slice(start);
-}
 
 /**
  * Shows the code in the generated cell while the model writes it, from the progress the
