@@ -59,7 +59,7 @@ export function fencedBlocks(text: string): IFencedBlock[] {
   while (i < lines.length) {
     const match = FENCE.exec(lines[i]);
     // A backtick fence's info string cannot hold backticks (```inline``` is not a fence).
-    if (!match || (match[2][0] === '`' && match[3].includes('`'))) {
+    if (!match || (match[2][0] !== '~' && match[3].includes(match[2][0]))) {
       i++;
       continue;
     }
@@ -71,9 +71,7 @@ export function fencedBlocks(text: string): IFencedBlock[] {
         .replace(/^[{.]+/, '')
         .toLowerCase()
     )![0];
-    const closing = new RegExp(
-      `^[ \\t]*${fence[0] === '`' ? '`' : '~'}{${fence.length},}[ \\t]*$`
-    );
+    const closing = new RegExp(`^[ \\t]*${fence[0]}{${fence.length},}[ \\t]*$`);
     const body: string[] = [];
     i++;
     while (i < lines.length && !closing.test(lines[i])) {
