@@ -3,12 +3,7 @@
  * signals, so `model.ts` keeps only the state machine and its notifications.
  */
 
-import {
-  ChatEvent,
-  BAD_RESPONSE,
-  codeChecks,
-  stepRecords
-} from '../common/events';
+import { answerParts, BAD_RESPONSE, ChatEvent } from '../common/events';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
 import { addUsage, IUsage, parseUsage } from '../common/usage';
 
@@ -83,20 +78,7 @@ export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
   if (message.status === 'error') {
     message.error = data.error ?? 'This reply failed.';
   }
-  if (Array.isArray(data.steps) && data.steps.length) {
-    message.steps = stepRecords(data.steps);
-  }
-  if (typeof data.halt === 'string' && data.halt) {
-    message.halt = data.halt;
-  }
-  const usage = parseUsage(data.usage);
-  if (usage) {
-    message.usage = usage;
-  }
-  if (Array.isArray(data.checks)) {
-    message.checks = codeChecks(data.checks);
-  }
-  return message;
+  return { ...message, ...answerParts(data as { [key: string]: unknown }) };
 }
 
 /** The message of an error, as one line. */

@@ -57,8 +57,20 @@ export interface ITokenEvent {
   text: string;
 }
 
-/** The reply ended. */
-export interface IDoneEvent {
+/** What an answer carries besides its text. */
+export interface IAnswerParts {
+  /** Agent turns only: what ran, as the server recorded it. */
+  steps?: IStepRecord[];
+  /** Agent turns only: the one line saying which cap stopped the turn. */
+  halt?: string;
+  /** The tokens (and cost) the reply used, when the endpoint reported them. */
+  usage?: IUsage;
+  /** The server's verdicts on the answer's code blocks (absent: it has none). */
+  checks?: ICodeCheck[];
+}
+
+/** The reply ended (with what the answer carries besides its text). */
+export interface IDoneEvent extends IAnswerParts {
   /** Discriminant. */
   type: 'done';
   /** The reply's id. */
@@ -67,14 +79,6 @@ export interface IDoneEvent {
   text: string;
   /** Whether it ended by itself or was stopped. */
   status: 'complete' | 'stopped';
-  /** Agent turns only: what ran, as the server recorded it. */
-  steps?: IStepRecord[];
-  /** Agent turns only: the one line saying which cap stopped the turn, or "". */
-  halt?: string;
-  /** The tokens (and cost) the reply used, when the endpoint reported them. */
-  usage?: IUsage;
-  /** The server's verdicts on the answer's code blocks (absent: it has none). */
-  checks?: ICodeCheck[];
 }
 
 /**
@@ -147,6 +151,28 @@ export function codeChecks(value: unknown): ICodeCheck[] {
     }));
 }
 
+/**
+ * What a `done` event or a stored message carries besides the text, read the same way for
+ * both: malformed parts dropped, no steps nor halt when there are none.
+ */
+export function answerParts(d: { [key: string]: unknown }): IAnswerParts {
+  const parts: IAnswerParts = {};
+  if (Array.isArray(d.steps) && d.steps.length) {
+    parts.steps = stepRecords(d.steps);
+  }
+  if (typeof d.halt === 'string' && d.halt) {
+    parts.halt = d.halt;
+  }
+  const usage = parseUsage(d.usage);
+  if (usage) {
+    parts.usage = usage;
+  }
+  if (Array.isArray(d.checks)) {
+    parts.checks = codeChecks(d.checks);
+  }
+  return parts;
+}
+
 function badResponse(what: string): IErrorEvent {
   return {
     type: 'error',
@@ -212,20 +238,7 @@ export function decodeEvent(event: IServerSentEvent): ChatEvent | null {
         text: d.text,
         status: d.status === 'stopped' ? 'stopped' : 'complete'
       };
-      if (Array.isArray(d.steps)) {
-        done.steps = stepRecords(d.steps);
-      }
-      if (typeof d.halt === 'string') {
-        done.halt = d.halt;
-      }
-      const usage = parseUsage(d.usage);
-      if (usage) {
-        done.usage = usage;
-      }
-      if (Array.isArray(d.checks)) {
-        done.checks = codeChecks(d.checks);
-      }
-      return done;
+      return { ...done, ...answerParts(d) };
     }
     default:
       return {
