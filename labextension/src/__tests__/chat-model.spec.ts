@@ -188,7 +188,7 @@ describe('ChatModel streaming', () => {
     });
 
     const stream = client.streams[0];
-    // (Decoding the wire, cut anywhere, is chat-events.spec.ts's job.)
+    // (Decoding the wire, cut anywhere, is common-events.spec.ts's job.)
     stream.send({
       type: 'start',
       chatId: 'c9',
