@@ -67,10 +67,5 @@ export default defineConfig([
     // A test's models live as long as the test; disposing each one would only add noise.
     files: ['labextension/src/__tests__/**/*.ts'],
     rules: { 'jupyter/require-disposable-transfer': 'off' }
-  },
-  {
-    // Strips ANSI colour codes from tracebacks: the control characters are the point.
-    files: ['labextension/src/chat/context.ts'],
-    rules: { 'no-control-regex': 'off' }
   }
 ]);
