@@ -49,20 +49,24 @@ export class ChatExtension implements IChatExtension {
     return this._mode;
   }
 
+  /** Path of the notebook the chat is about, or null. */
   get notebook(): string | null {
     return this._options.model.notebook;
   }
 
+  /** The server's description of the model `name` (the selected one when absent). */
   modelInfo(name?: string | null): IModelInfo | null {
     return name === undefined
       ? this._options.model.modelInfo()
       : this._options.model.modelInfo(name);
   }
 
+  /** `GET config`. */
   config(): Promise<IChatConfig> {
     return this._options.config();
   }
 
+  /** Show the chat and send `text`; rejects while it is busy. */
   async ask(text: string): Promise<void> {
     this._options.show();
     if (!(await this._options.model.send(text))) {
@@ -70,23 +74,27 @@ export class ChatExtension implements IChatExtension {
     }
   }
 
+  /** The snapshot a message sends; null when the context is off by default. */
   snapshot(): Promise<INotebookSnapshot | null> {
     return this._options.model.contextDefault
       ? this._options.snapshot()
       : Promise.resolve(null);
   }
 
+  /** Let `mode` take the messages while it is enabled. */
   setMode(mode: IChatMode): void {
     this._mode = mode;
     this._options.model.agent = mode;
     this._changed.emit();
   }
 
+  /** Draw a part of every message. */
   addMessagePart(factory: MessagePartFactory): void {
     this._parts.push(factory);
     this._changed.emit();
   }
 
+  /** Offer an action under code blocks. */
   addCodeAction(action: CodeBlockAction): void {
     this._actions.push(action);
     this._changed.emit();
