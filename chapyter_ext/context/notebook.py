@@ -1,6 +1,6 @@
 """The chat's notebook context: a snapshot the browser takes, assembled here like ``%%ai``'s.
 
-The browser only collects (``labextension/src/chat/notebookContext.ts``): the active cell and
+The browser only collects (``labextension/src/common/notebookSnapshot.ts``): the active cell and
 its neighbours, the selected text, the last error shown in the outputs and the kernel's
 variables, read through the notebook's own kernel connection with ``describe_variables``. The
 server validates that snapshot (:meth:`NotebookSnapshot.parse`) and turns it into text with the

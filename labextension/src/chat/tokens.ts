@@ -227,7 +227,7 @@ export interface IChatClient {
   /** `GET config`. */
   config(): Promise<IChatConfig>;
   /**
-   * `POST chat`: the reply's typed events (`chat/events.ts`). Rejects with a
+   * `POST chat`: the reply's typed events (`common/events.ts`). Rejects with a
    * {@link ChatRequestError} when the server refuses the request; aborting `signal` ends the
    * stream (and the server stops the model).
    */
