@@ -1,18 +1,5 @@
 import { ChatEvent, decodeEvent, readChatEvents } from '../common/events';
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) {
-    out.push(item);
-  }
-  return out;
-}
-
-async function* fromArray<T>(items: T[]): AsyncGenerator<T> {
-  for (const item of items) {
-    yield item;
-  }
-}
+import { collect, fromArray } from './streams';
 
 /** A reply as chapyter_ext/server/events.py writes it. */
 const WIRE =

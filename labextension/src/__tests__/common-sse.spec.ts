@@ -4,6 +4,7 @@ import {
   readEvents,
   SSEParser
 } from '../common/sse';
+import { collect, fromArray } from './streams';
 
 function parseAll(chunks: string[]): IServerSentEvent[] {
   const parser = new SSEParser();
@@ -13,20 +14,6 @@ function parseAll(chunks: string[]): IServerSentEvent[] {
   }
   events.push(...parser.end());
   return events;
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) {
-    out.push(item);
-  }
-  return out;
-}
-
-async function* fromArray<T>(items: T[]): AsyncGenerator<T> {
-  for (const item of items) {
-    yield item;
-  }
 }
 
 const STREAM =

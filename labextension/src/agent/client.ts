@@ -1,8 +1,8 @@
 /** Agent mode's calls to the server extension (`POST agent`, `POST agent/result`), over `request.ts`. */
 
-import { requestAPI, requestResponse, ServerAPIError } from '../request';
+import { postEventStream } from '../common/eventStream';
+import { requestAPI, ServerAPIError } from '../request';
 import { ChatEvent, readChatEvents } from '../common/events';
-import { decodeChunks } from '../common/sse';
 import { ChatRequestError } from '../chat/tokens';
 import { IAgentClient, IAgentRequest, IStepResultBody } from './tokens';
 
@@ -20,24 +20,11 @@ export class AgentClient implements IAgentClient {
     request: IAgentRequest,
     signal: AbortSignal
   ): Promise<AsyncIterable<ChatEvent>> {
-    let response: Response;
     try {
-      response = await requestResponse('agent', {
-        method: 'POST',
-        body: JSON.stringify(request),
-        headers: { Accept: 'text/event-stream' },
-        signal
-      });
+      return readChatEvents(await postEventStream('agent', request, signal));
     } catch (error) {
       throw asChatError(error);
     }
-    if (!response.body) {
-      throw new ChatRequestError(
-        'bad_response',
-        'The reply has no body to stream.'
-      );
-    }
-    return readChatEvents(decodeChunks(response.body));
   }
 
   /** `POST agent/result`. */

@@ -1,9 +1,9 @@
 /** The chat's calls to the server extension, over `request.ts`. */
 
-import { requestAPI, requestResponse, ServerAPIError } from '../request';
+import { postEventStream } from '../common/eventStream';
+import { requestAPI, ServerAPIError } from '../request';
 import type { INotebookSnapshot } from '../common/snapshot';
 import { ChatEvent, readChatEvents } from '../common/events';
-import { decodeChunks } from '../common/sse';
 import {
   ChatRequestError,
   IChatClient,
@@ -53,23 +53,11 @@ export class ChatClient implements IChatClient {
     request: IChatRequest,
     signal: AbortSignal
   ): Promise<AsyncIterable<ChatEvent>> {
-    let response: Response;
     try {
-      response = await requestResponse('chat', {
-        ...json('POST', request),
-        headers: { Accept: 'text/event-stream' },
-        signal
-      });
+      return readChatEvents(await postEventStream('chat', request, signal));
     } catch (error) {
       throw asChatError(error);
     }
-    if (!response.body) {
-      throw new ChatRequestError(
-        'bad_response',
-        'The reply has no body to stream.'
-      );
-    }
-    return readChatEvents(decodeChunks(response.body));
   }
 
   /** `POST context`: the server's text and chip for a notebook snapshot. */

@@ -1,7 +1,8 @@
 /** `POST chapyter-ext/complete`, streamed: the suggestion's events, over `request.ts`. */
 
-import { decodeChunks, readEvents } from '../common/sse';
-import { requestResponse, ServerAPIError } from '../request';
+import { postEventStream } from '../common/eventStream';
+import { readEvents } from '../common/sse';
+import { ServerAPIError } from '../request';
 import {
   CompletionEvent,
   ICompletionBody,
@@ -13,14 +14,9 @@ export async function* streamCompletion(
   body: ICompletionBody,
   signal: AbortSignal
 ): AsyncGenerator<CompletionEvent> {
-  let response: Response;
+  let chunks: AsyncIterable<string>;
   try {
-    response = await requestResponse('complete', {
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { Accept: 'text/event-stream' },
-      signal
-    });
+    chunks = await postEventStream('complete', body, signal);
   } catch (error) {
     if (signal.aborted) {
       return;
@@ -31,16 +27,8 @@ export async function* streamCompletion(
     }
     throw error;
   }
-  if (!response.body) {
-    yield {
-      type: 'error',
-      kind: 'bad_response',
-      message: 'The suggestion has no body to stream.'
-    };
-    return;
-  }
   try {
-    for await (const event of readEvents(decodeChunks(response.body))) {
+    for await (const event of readEvents(chunks)) {
       const parsed = parseCompletionEvent(event);
       if (parsed) {
         yield parsed;
