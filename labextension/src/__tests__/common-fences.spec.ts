@@ -1,6 +1,6 @@
 /**
  * The browser's fenced-block reader follows the Python side's rule (`fence_spans` in
- * `chapyter_ext/prompts.py`): the expected blocks below are what `_fenced_blocks` returns
+ * `chapyter_ext/parsing/fences.py`): the expected blocks below are what `fenced_blocks` returns
  * for the same answers.
  */
 

@@ -1,6 +1,6 @@
 /**
  * The browser's one reader of fenced code blocks in a model's answer, by the rule the
- * Python side reads them (`chapyter_ext/prompts.py`, `fence_spans`): CommonMark-style
+ * Python side reads them (`chapyter_ext/parsing/fences.py`, `fence_spans`): CommonMark-style
  * fences of three or more backticks or tildes at any indentation, closed by a run of the same
  * character at least as long; a block whose closing fence has not come yet (an answer still
  * streaming, or cut) runs to the end. Pure. Answers drawn in the chat are read by the
