@@ -1,10 +1,12 @@
 /**
  * Browser tests of chapyter-ext: a real JupyterLab and kernels, the loopback OpenAI-compatible
- * server as the model, Debian's Chromium as the browser (Playwright's own browser download is
- * not available here, so `playwright install` is never needed).
+ * server as the model, Debian's Chromium as the browser (harness/: the servers, the browser,
+ * the page; tests/fixtures.ts: the `lab` fixture every spec uses).
  */
 
 import { defineConfig } from '@playwright/test';
+
+import { browserOptions } from './harness/browser';
 
 const slow = 1000;
 
@@ -25,23 +27,8 @@ export default defineConfig({
     ['html', { outputFolder: './artifacts/report', open: 'never' }]
   ],
   use: {
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    actionTimeout: 30 * slow,
-    navigationTimeout: 90 * slow,
+    ...browserOptions(),
     screenshot: 'only-on-failure',
-    trace: 'retain-on-failure',
-    launchOptions: {
-      executablePath: process.env.CHAPYTER_UI_CHROMIUM ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync'
-      ]
-    }
+    trace: 'retain-on-failure'
   }
 });

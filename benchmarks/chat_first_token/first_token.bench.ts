@@ -15,20 +15,32 @@
  * `Date.now()` (wall clock).
  */
 
-import { expect, Locator, Page, test } from '@playwright/test';
-import { execFileSync } from 'child_process';
+import { Locator, Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as os from 'os';
 
-const LAB_URL = process.env.CHAPYTER_UI_LAB_URL!;
-const TOKEN = process.env.CHAPYTER_UI_TOKEN!;
-const LLM_URL = process.env.CHAPYTER_UI_LLM_URL!;
-const RESULTS = process.env.BENCH_RESULTS!;
+import {
+  chatNotebook,
+  expect,
+  Lab,
+  LOAD_EXT,
+  model,
+  openChat,
+  test
+} from '../../ui-tests/tests/fixtures';
+import {
+  machine,
+  quantile,
+  RESULTS,
+  round,
+  stats,
+  writeResult
+} from '../browser/measure';
+
 const ASKS = Number(process.env.BENCH_ASKS ?? 30);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 /** Seconds the model waits before its first byte in the `first_byte_to_paint` asks. */
 const DELAY_S = Number(process.env.BENCH_DELAY_S ?? 0.3);
-const NOTEBOOK = 'bench-first-token.ipynb';
 
 /** A short answer in small chunks, as a model streams it. */
 const ANSWER =
@@ -51,73 +63,12 @@ interface IAsk {
   frame: number;
 }
 
-async function call(
-  url: string,
-  method: string,
-  body?: unknown,
-  token?: string
-): Promise<any> {
-  const headers: { [name: string]: string } = {
-    'Content-Type': 'application/json'
-  };
-  if (token) {
-    headers.Authorization = `token ${token}`;
-  }
-  const response = await fetch(url, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body)
-  });
-  if (!response.ok) {
-    throw new Error(
-      `${method} ${url}: ${response.status} ${await response.text()}`
-    );
-  }
-  return response.status === 204 ? null : response.json();
-}
-
-const jupyter = (method: string, route: string, body?: unknown) =>
-  call(`${LAB_URL}${route}`, method, body, TOKEN);
-const fakeModel = (method: string, route: string, body?: unknown) =>
-  call(`${LLM_URL}${route}`, method, body);
-
-async function createNotebook(): Promise<void> {
-  const cell = (id: string, source: string) => ({
-    id,
-    cell_type: 'code',
-    source,
-    metadata: {},
-    outputs: [],
-    execution_count: null
-  });
-  await jupyter('PUT', `/api/contents/${NOTEBOOK}`, {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      nbformat: 4,
-      nbformat_minor: 5,
-      metadata: {
-        kernelspec: {
-          name: 'python3',
-          display_name: 'Python 3 (ipykernel)',
-          language: 'python'
-        },
-        language_info: { name: 'python' }
-      },
-      cells: [
-        cell('load', '%load_ext chapyter_ext'),
-        cell('data', 'rain = [763, 16, 722]')
-      ]
-    }
-  });
-  await jupyter(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(NOTEBOOK)}`
-  );
-}
-
-/** JupyterLab loaded, the notebook open with an idle kernel, the chat panel open. */
-async function openChat(page: Page): Promise<Locator> {
+/**
+ * JupyterLab loaded, a notebook of two cells (`%load_ext chapyter_ext`, a small variable) run
+ * with its kernel idle, and the chat panel open.
+ */
+async function openChatOnNotebook(lab: Lab): Promise<Locator> {
+  const page = lab.page;
   // Before JupyterLab captures `fetch`: note when the chat stream's bytes reach the page
   // (its first `token` event), apart from when the page gets to draw them.
   await page.addInitScript(() => {
@@ -158,50 +109,20 @@ async function openChat(page: Page): Promise<Locator> {
       });
     };
   });
-  await page.goto(
-    `${LAB_URL}/lab/workspaces/bench-${Date.now()}?token=${TOKEN}`
+  await lab.open();
+  const file = await chatNotebook('bench-first-token', [
+    { id: 'load', source: LOAD_EXT },
+    { id: 'data', source: 'rain = [763, 16, 722]' }
+  ]);
+  await lab.openNotebook(file);
+  await lab.command('notebook:run-all-cells');
+  await lab.waitForCells(
+    file,
+    cells => cells.every(c => c.executionCount !== null),
+    'the notebook ran'
   );
-  await page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-    timeout: 120_000
-  });
-  await page.evaluate(async () => {
-    const app = (window as any).jupyterapp;
-    await app.started;
-    await app.restored;
-    app.shell.collapseLeft();
-  });
-  await expect(page.locator('#jupyterlab-splash')).toHaveCount(0, {
-    timeout: 120_000
-  });
-  await page.evaluate(async file => {
-    const app = (window as any).jupyterapp;
-    const panel = await app.commands.execute('docmanager:open', {
-      path: file,
-      factory: 'Notebook'
-    });
-    await panel.context.ready;
-    await panel.sessionContext.ready;
-    await panel.revealed;
-    await app.commands.execute('notebook:run-all-cells');
-  }, NOTEBOOK);
-  await expect
-    .poll(
-      () =>
-        page.evaluate(() => {
-          const panel = (window as any).jupyterapp.shell.currentWidget;
-          const cells = panel.content.model.cells;
-          const ran = cells.get(cells.length - 1).executionCount !== null;
-          return `${ran} ${panel.sessionContext.kernelDisplayStatus}`;
-        }),
-      { timeout: 120_000, message: 'the notebook ran and its kernel is idle' }
-    )
-    .toBe('true idle');
-  await page.evaluate(() =>
-    (window as any).jupyterapp.commands.execute('chapyter-ext:open-chat')
-  );
-  const panel = page.getByRole('region', { name: 'AI Chat' });
-  await expect(panel).toBeVisible();
-  return panel;
+  await lab.waitForKernelIdle(file);
+  return openChat(lab);
 }
 
 /**
@@ -272,9 +193,12 @@ async function ask(page: Page, panel: Locator, delay: number): Promise<IAsk> {
   await expect(send).toBeVisible();
   await panel.getByRole('button', { name: 'New chat' }).click();
   await expect(panel.locator('.jp-Chapyter-chatMessage')).toHaveCount(0);
-  await fakeModel('POST', '/_control/reset', {});
-  await fakeModel('POST', '/_control/script', {
-    replies: [{ content: ANSWER, delay, chunk_size: 8, chunk_delay: 0.01 }]
+  await model.reset();
+  await model.script({
+    content: ANSWER,
+    delay,
+    chunk_size: 8,
+    chunk_delay: 0.01
   });
   await panel
     .getByRole('textbox', { name: 'Ask AI' })
@@ -325,52 +249,20 @@ async function ask(page: Page, panel: Locator, delay: number): Promise<IAsk> {
       contextFetch: context ? at(context.startTime) : NaN
     };
   });
-  const requests = (
-    await fakeModel('GET', '/_control/requests')
-  ).requests.filter((r: any) => r.path === '/v1/chat/completions');
+  const requests = await model.chatRequests();
   expect(requests).toHaveLength(1);
   const first = requests[0].first_chunk_at;
   expect(typeof first).toBe('number');
-  return { ...marks, modelFirstChunk: first * 1000 };
+  return { ...marks, modelFirstChunk: first! * 1000 };
 }
 
-function quantile(values: number[], q: number): number {
-  // Nearest rank: the smallest value with at least q of the values at or below it.
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
-}
-
-function round(value: number): number {
-  return Math.round(value * 10) / 10;
-}
-
-function stats(values: number[]): { [name: string]: number } {
-  return {
-    n: values.length,
-    median_ms: round(quantile(values, 0.5)),
-    p90_ms: round(quantile(values, 0.9)),
-    min_ms: round(Math.min(...values)),
-    max_ms: round(Math.max(...values))
-  };
-}
-
-function chromiumVersion(): string {
-  try {
-    const exe = process.env.CHAPYTER_UI_CHROMIUM ?? '/usr/bin/chromium';
-    return execFileSync(exe, ['--version'], {
-      encoding: 'utf-8',
-      stdio: ['ignore', 'pipe', 'ignore']
-    }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
+test.use({ autoOpen: false });
 
 test('chat: first byte of the model to first token painted', async ({
-  page
+  lab
 }) => {
-  await createNotebook();
-  const panel = await openChat(page);
+  const page = lab.page;
+  const panel = await openChatOnNotebook(lab);
   await instrument(page);
   const offsetBefore = await clockOffset(page);
   const loadBefore = os.loadavg();
@@ -503,16 +395,11 @@ test('chat: first byte of the model to first token painted', async ({
       ).length
     },
     clock_offset_ms: { before: offsetBefore, after: offsetAfter },
-    machine: {
-      cpus: os.cpus().length,
-      loadavg_1m_before: round(loadBefore[0]),
-      loadavg_1m_after: round(os.loadavg()[0]),
-      chromium: chromiumVersion()
-    },
+    machine: machine(loadBefore),
     raw_ms: {
       first_byte_to_paint: delayed.map(a => round(a.frame - a.modelFirstChunk)),
       send_to_paint: immediate.map(a => round(a.frame - a.send))
     }
   };
-  fs.writeFileSync(RESULTS, JSON.stringify(result, null, 2) + '\n');
+  writeResult(result);
 });

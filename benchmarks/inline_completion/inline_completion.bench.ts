@@ -9,95 +9,30 @@
  * `.jp-GhostText` has text: the frame that paints it. Times are `performance.now()` in the page.
  */
 
-import { expect, Page, test } from '@playwright/test';
-import { execFileSync } from 'child_process';
-import * as fs from 'fs';
 import * as os from 'os';
 
-const LAB_URL = process.env.CHAPYTER_UI_LAB_URL!;
-const TOKEN = process.env.CHAPYTER_UI_TOKEN!;
-const LLM_URL = process.env.CHAPYTER_UI_LLM_URL!;
-const RESULTS = process.env.BENCH_RESULTS!;
+import { expect, Lab, model, test } from '../../ui-tests/tests/fixtures';
+import { chromiumVersion } from '../../ui-tests/harness/browser';
+import { stats as summary, writeResult } from '../browser/measure';
+
 const ASKS = Number(process.env.BENCH_ASKS ?? 30);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 /** JupyterLab's debouncerDelay for the provider (the schema default, set again below). */
 const DEBOUNCE_MS = Number(process.env.BENCH_DEBOUNCE_MS ?? 300);
-const NOTEBOOK = 'bench-inline-completion.ipynb';
 const TYPED = 'weather.gro';
 const SUGGESTION = "upby('city').temp_c.mean()";
 
-async function call(url: string, method: string, body?: unknown): Promise<any> {
-  const headers: { [name: string]: string } = {
-    'Content-Type': 'application/json'
-  };
-  if (url.startsWith(LAB_URL)) {
-    headers.Authorization = `token ${TOKEN}`;
-  }
-  const response = await fetch(url, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body)
-  });
-  if (!response.ok) {
-    throw new Error(`${method} ${url}: ${response.status}`);
-  }
-  return response.status === 204 ? null : response.json();
-}
-
+/** The median of an even count is the mean of its two middle values here. */
 function stats(values: number[]): { [key: string]: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) =>
-    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-  const round = (x: number) => Math.round(x * 100) / 100;
-  return {
-    n: sorted.length,
-    median_ms: round(
-      sorted.length % 2
-        ? sorted[(sorted.length - 1) / 2]
-        : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
-    ),
-    p90_ms: round(at(0.9)),
-    min_ms: round(sorted[0]),
-    max_ms: round(sorted[sorted.length - 1])
-  };
+  return summary(values, { digits: 2, midpoint: true });
 }
 
-async function setUp(page: Page): Promise<void> {
-  const cell = (id: string, source: string) => ({
-    id,
-    cell_type: 'code',
-    source,
-    metadata: {},
-    outputs: [],
-    execution_count: null
-  });
-  await call(`${LAB_URL}/api/contents/${NOTEBOOK}`, 'PUT', {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      nbformat: 4,
-      nbformat_minor: 5,
-      metadata: {
-        kernelspec: {
-          name: 'python3',
-          display_name: 'Python 3 (ipykernel)',
-          language: 'python'
-        },
-        language_info: { name: 'python' }
-      },
-      cells: [
-        cell(
-          'data',
-          "import pandas as pd\nweather = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp_c': [3, 19]})"
-        ),
-        cell('work', '')
-      ]
-    }
-  });
-  await call(`${LLM_URL}/_control/reset`, 'POST', {});
-  await call(`${LLM_URL}/_control/route`, 'POST', {
-    when: `${TYPED}<CURSOR>`,
-    reply: { content: SUGGESTION, chunk_size: 64 }
+/** JupyterLab loaded and instrumented, a notebook open with its data cell run; its path. */
+async function setUp(lab: Lab): Promise<string> {
+  const page = lab.page;
+  await model.route(`${TYPED}<CURSOR>`, {
+    content: SUGGESTION,
+    chunk_size: 64
   });
   // Timestamps: the last keydown (capture, before CodeMirror) and the ghost text painted.
   await page.addInitScript(() => {
@@ -172,55 +107,33 @@ async function setUp(page: Page): Promise<void> {
       characterData: true
     });
   });
-  await page.goto(`${LAB_URL}/lab/workspaces/bench-inline?token=${TOKEN}`);
-  await page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-    timeout: 120_000
-  });
-  await page.evaluate(async () => {
-    const app = (window as any).jupyterapp;
-    await app.started;
-    await app.restored;
-    app.shell.collapseLeft();
-  });
-  await page.evaluate(async (file: string) => {
-    const app = (window as any).jupyterapp;
-    const panel = await app.commands.execute('docmanager:open', {
-      path: file,
-      factory: 'Notebook'
-    });
-    await panel.context.ready;
-    await panel.sessionContext.ready;
-  }, NOTEBOOK);
-  await page.locator('.jp-Cell').first().locator('.cm-content').click();
-  await expect
-    .poll(
-      () =>
-        page.evaluate(() => {
-          const panel = (window as any).jupyterapp.shell.currentWidget;
-          return panel?.sessionContext?.kernelDisplayStatus;
-        }),
-      { timeout: 120_000 }
-    )
-    .toBe('idle');
-  await page.keyboard.press('Shift+Enter'); // runs the data cell, moves to the empty one
-  await expect
-    .poll(
-      () =>
-        page.evaluate(() => {
-          const panel = (window as any).jupyterapp.shell.currentWidget;
-          return panel.content.model.cells.get(0).executionCount;
-        }),
-      { timeout: 120_000 }
-    )
-    .toBe(1);
+  await lab.open();
+  const file = await lab.newNotebook('bench-inline-completion', [
+    {
+      id: 'data',
+      source:
+        "import pandas as pd\nweather = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp_c': [3, 19]})"
+    },
+    { id: 'work', source: '' }
+  ]);
+  await lab.runCell(file, 'data', 'Shift+Enter'); // runs the data cell, moves to the empty one
+  await lab.waitForCells(
+    file,
+    cells => cells[0].executionCount === 1,
+    'the data cell ran'
+  );
+  return file;
 }
 
+test.use({ autoOpen: false });
+
 test('inline completion: last keystroke to ghost text painted', async ({
-  page
+  lab
 }) => {
+  const page = lab.page;
   const load = os.loadavg();
-  await setUp(page);
-  const work = page.locator('.jp-Cell').nth(1).locator('.cm-content');
+  const file = await setUp(lab);
+  const work = (await lab.cellLocator(file, 'work')).locator('.cm-content');
   const keyToPaint: number[] = [];
   const keyToFetch: number[] = [];
   const fetchToDom: number[] = [];
@@ -281,11 +194,7 @@ test('inline completion: last keystroke to ghost text painted', async ({
     raw_key_to_paint_ms: keyToPaint.map(x => Math.round(x * 10) / 10),
     loadavg_before: load,
     loadavg_after: os.loadavg(),
-    chromium: execFileSync(
-      process.env.CHAPYTER_UI_CHROMIUM ?? '/usr/bin/chromium',
-      ['--version'],
-      { encoding: 'utf-8' }
-    ).trim()
+    chromium: chromiumVersion()
   };
-  fs.writeFileSync(RESULTS, JSON.stringify(result, null, 2) + '\n');
+  writeResult(result);
 });

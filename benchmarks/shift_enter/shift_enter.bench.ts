@@ -11,15 +11,20 @@
  * of a cell run on this machine that the prompt's figure is compared with.
  */
 
-import { expect, Page, test } from '@playwright/test';
-import { execFileSync } from 'child_process';
-import * as fs from 'fs';
+import { Page } from '@playwright/test';
 import * as os from 'os';
 
-const LAB_URL = process.env.CHAPYTER_UI_LAB_URL!;
-const TOKEN = process.env.CHAPYTER_UI_TOKEN!;
-const LLM_URL = process.env.CHAPYTER_UI_LLM_URL!;
-const RESULTS = process.env.BENCH_RESULTS!;
+import {
+  createNotebook,
+  expect,
+  fenced,
+  Lab,
+  LOAD_EXT,
+  model,
+  test
+} from '../../ui-tests/tests/fixtures';
+import { machine, round, stats, writeResult } from '../browser/measure';
+
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const NOTEBOOK = 'bench-shift-enter.ipynb';
@@ -46,83 +51,17 @@ interface ISample {
   modelFirstChunk: number | null;
 }
 
-async function call(
-  url: string,
-  method: string,
-  body?: unknown,
-  token?: string
-): Promise<any> {
-  const headers: { [name: string]: string } = {
-    'Content-Type': 'application/json'
-  };
-  if (token) {
-    headers.Authorization = `token ${token}`;
-  }
-  const response = await fetch(url, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body)
-  });
-  if (!response.ok) {
-    throw new Error(
-      `${method} ${url}: ${response.status} ${await response.text()}`
-    );
-  }
-  return response.status === 204 ? null : response.json();
-}
-
-const jupyter = (method: string, route: string, body?: unknown) =>
-  call(`${LAB_URL}${route}`, method, body, TOKEN);
-const fakeModel = (method: string, route: string, body?: unknown) =>
-  call(`${LLM_URL}${route}`, method, body);
-
-async function createNotebook(): Promise<void> {
-  const cell = (id: string, source: string) => ({
-    id,
-    cell_type: 'code',
-    source,
-    metadata: {},
-    outputs: [],
-    execution_count: null
-  });
-  await jupyter('PUT', `/api/contents/${NOTEBOOK}`, {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      nbformat: 4,
-      nbformat_minor: 5,
-      metadata: {
-        kernelspec: {
-          name: 'python3',
-          display_name: 'Python 3 (ipykernel)',
-          language: 'python'
-        },
-        language_info: { name: 'python' }
-      },
-      cells: [
-        cell('load', '%load_ext chapyter_ext'),
-        cell('data', 'rain = [763, 16, 722]'),
-        cell('prompt', '%%ai\nprint the total rain'),
-        cell('plain', "print('plain')")
-      ]
-    }
-  });
-}
-
 async function scriptAnswer(marker: string): Promise<void> {
-  await fakeModel('POST', '/_control/reset', {});
-  await fakeModel('POST', '/_control/script', {
-    replies: [
-      {
-        content: `\`\`\`python\nprint('${marker}')\n\`\`\``,
-        chunk_size: 1000
-      }
-    ]
+  await model.reset();
+  await model.script({
+    content: fenced(`print('${marker}')`),
+    chunk_size: 1000
   });
 }
 
 /** JupyterLab loaded, the notebook open, run once, its kernel idle. */
-async function openNotebook(page: Page): Promise<void> {
+async function openNotebook(lab: Lab): Promise<void> {
+  const page = lab.page;
   // Before JupyterLab opens its kernel websocket: note when the frame carrying the awaited
   // output reaches the page, apart from when the page gets to handle it.
   await page.addInitScript(() => {
@@ -153,58 +92,23 @@ async function openNotebook(page: Page): Promise<void> {
     }
     window.WebSocket = Recording as typeof WebSocket;
   });
-  await page.goto(
-    `${LAB_URL}/lab/workspaces/bench-${Date.now()}?token=${TOKEN}`
-  );
-  await page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-    timeout: 120_000
-  });
-  await page.evaluate(async () => {
-    const app = (window as any).jupyterapp;
-    await app.started;
-    await app.restored;
-    app.shell.collapseLeft();
-  });
-  await expect(page.locator('#jupyterlab-splash')).toHaveCount(0, {
-    timeout: 120_000
-  });
+  await lab.open();
+  await createNotebook('bench-shift-enter', [
+    { id: 'load', source: LOAD_EXT },
+    { id: 'data', source: 'rain = [763, 16, 722]' },
+    { id: 'prompt', source: '%%ai\nprint the total rain' },
+    { id: 'plain', source: "print('plain')" }
+  ]);
   await scriptAnswer('run-0');
-  await page.evaluate(async file => {
-    const app = (window as any).jupyterapp;
-    const panel = await app.commands.execute('docmanager:open', {
-      path: file,
-      factory: 'Notebook'
-    });
-    await panel.context.ready;
-    await panel.sessionContext.ready;
-    await panel.revealed;
-    await app.commands.execute('notebook:run-all-cells');
-  }, NOTEBOOK);
+  await lab.openNotebook(NOTEBOOK);
+  await lab.command('notebook:run-all-cells');
   // Run All may leave the generated cell for a later turn: the warm-up samples run it.
-  await waitIdle(page, null);
+  await idle(lab);
 }
 
-/** The kernel is idle and the generated cell (below the prompt) shows `marker`. */
-async function waitIdle(page: Page, marker: string | null): Promise<void> {
-  await expect
-    .poll(
-      () =>
-        page.evaluate(marker => {
-          const panel = (window as any).jupyterapp.shell.currentWidget;
-          const widgets = panel.content.widgets;
-          const prompt = widgets.findIndex((w: any) => w.model.id === 'prompt');
-          const below = widgets[prompt + 1];
-          const shown =
-            marker === null ||
-            (
-              below?.node.querySelector('.jp-OutputArea-output')?.textContent ??
-              ''
-            ).includes(marker);
-          return `${shown} ${panel.sessionContext.kernelDisplayStatus}`;
-        }, marker),
-      { timeout: 60_000, message: 'the run finished and the kernel is idle' }
-    )
-    .toBe('true idle');
+/** The notebook's kernel is idle (between samples, never inside one). */
+async function idle(lab: Lab): Promise<void> {
+  await lab.waitForKernelIdle(NOTEBOOK, 60_000);
 }
 
 /** Page-side recorders, armed per sample (see the module's comment). */
@@ -292,10 +196,11 @@ async function instrument(page: Page): Promise<void> {
 
 /** One Shift+Enter on the prompt cell (`prompt`) or the plain cell; its timestamps. */
 async function sample(
-  page: Page,
+  lab: Lab,
   kind: 'prompt' | 'plain',
   n: number
 ): Promise<ISample> {
+  const page = lab.page;
   const marker = `${kind === 'prompt' ? 'run' : 'plain'}-${n}`;
   if (kind === 'prompt') {
     await scriptAnswer(marker);
@@ -321,7 +226,7 @@ async function sample(
   // Let what the edit and the selection set off (the inline completer's read of the
   // kernel's names) finish first: a request still queued on the kernel would be counted.
   await page.waitForTimeout(SETTLE_MS);
-  await waitIdle(page, null);
+  await idle(lab);
   await page.evaluate(
     ({ kind, marker }) => {
       const w = window as any;
@@ -351,7 +256,7 @@ async function sample(
   );
   await page.keyboard.press('Shift+Enter');
   await page.evaluate(() => (window as any).__bench.finished);
-  await waitIdle(page, null);
+  await idle(lab);
   const marks = await page.evaluate(() => {
     const b = (window as any).__bench;
     b.armed = false;
@@ -367,11 +272,9 @@ async function sample(
   const [first, second] = marks.requests;
   let modelFirstChunk: number | null = null;
   if (kind === 'prompt') {
-    const requests = (
-      await fakeModel('GET', '/_control/requests')
-    ).requests.filter((r: any) => r.path === '/v1/chat/completions');
+    const requests = await model.chatRequests();
     expect(requests).toHaveLength(1);
-    modelFirstChunk = requests[0].first_chunk_at * 1000;
+    modelFirstChunk = requests[0].first_chunk_at! * 1000;
   }
   if (process.env.BENCH_LOG_MESSAGES) {
     // A diagnostic: every kernel message of the sample, ms after the keydown.
@@ -391,54 +294,24 @@ async function sample(
   };
 }
 
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
-}
-
-function round(value: number): number {
-  return Math.round(value * 10) / 10;
-}
-
-function stats(values: number[]): { [name: string]: number } {
-  return {
-    n: values.length,
-    median_ms: round(quantile(values, 0.5)),
-    p90_ms: round(quantile(values, 0.9)),
-    min_ms: round(Math.min(...values)),
-    max_ms: round(Math.max(...values))
-  };
-}
-
-function chromiumVersion(): string {
-  try {
-    const exe = process.env.CHAPYTER_UI_CHROMIUM ?? '/usr/bin/chromium';
-    return execFileSync(exe, ['--version'], {
-      encoding: 'utf-8',
-      stdio: ['ignore', 'pipe', 'ignore']
-    }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
+test.use({ autoOpen: false });
 
 test('Shift+Enter on a %%ai cell to the generated output painted', async ({
-  page
+  lab
 }) => {
-  await createNotebook();
-  await openNotebook(page);
-  await instrument(page);
+  await openNotebook(lab);
+  await instrument(lab.page);
   const loadBefore = os.loadavg();
   let n = 1;
   for (let i = 0; i < WARMUP; i++) {
-    await sample(page, 'prompt', n++);
-    await sample(page, 'plain', n++);
+    await sample(lab, 'prompt', n++);
+    await sample(lab, 'plain', n++);
   }
   const prompt: ISample[] = [];
   const plain: ISample[] = [];
   for (let i = 0; i < RUNS; i++) {
-    prompt.push(await sample(page, 'prompt', n++));
-    plain.push(await sample(page, 'plain', n++));
+    prompt.push(await sample(lab, 'prompt', n++));
+    plain.push(await sample(lab, 'plain', n++));
   }
   const d = (xs: ISample[], f: (s: ISample) => number) => stats(xs.map(f));
   const result = {
@@ -486,16 +359,11 @@ test('Shift+Enter on a %%ai cell to the generated output painted', async ({
       stream_to_dom: d(plain, s => s.dom - s.stream),
       dom_to_frame: d(plain, s => s.frame - s.dom)
     },
-    machine: {
-      cpus: os.cpus().length,
-      loadavg_1m_before: round(loadBefore[0]),
-      loadavg_1m_after: round(os.loadavg()[0]),
-      chromium: chromiumVersion()
-    },
+    machine: machine(loadBefore),
     raw_ms: {
       prompt_key_to_paint: prompt.map(s => round(s.frame - s.key)),
       plain_key_to_paint: plain.map(s => round(s.frame - s.key))
     }
   };
-  fs.writeFileSync(RESULTS, JSON.stringify(result, null, 2) + '\n');
+  writeResult(result);
 });

@@ -1,12 +1,16 @@
-/** What the agent specs share: a notebook with data, the chat in agent mode, a message. */
+/** What the agent specs share: a notebook with data, the chat in agent mode. */
 
 import { Locator } from '@playwright/test';
 
-import { createNotebook, expect, ICellInfo, jupyterApi, Lab } from './fixtures';
-
-/** The first cell of the agent notebooks: a small DataFrame. */
-export const RAIN =
-  "import pandas as pd\nrain = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'rain_mm': [763, 16, 722]})";
+import {
+  chatNotebook,
+  expect,
+  ICellInfo,
+  jupyterApi,
+  Lab,
+  openChat,
+  RAIN
+} from './fixtures';
 
 const SETTINGS = '/lab/api/settings/chapyter-ext:chat';
 
@@ -32,15 +36,10 @@ export function runCode(code: string, purpose = '') {
 
 /** A notebook (`data`, then `after`) with no chat history. */
 export async function agentNotebook(name: string): Promise<string> {
-  const file = await createNotebook(name, [
+  return chatNotebook(name, [
     { id: 'data', source: RAIN },
     { id: 'after', source: 'rain.head()' }
   ]);
-  await jupyterApi(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
-  );
-  return file;
 }
 
 /**
@@ -65,9 +64,7 @@ export async function agentWithData(
 
 /** Open the chat with agent mode on and the given policy. */
 export async function openAgent(lab: Lab, policy: string): Promise<Locator> {
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-  await expect(panel).toBeVisible();
+  const panel = await openChat(lab);
   const toggle = panel.getByRole('checkbox', { name: 'Agent mode' });
   await expect(toggle).not.toBeChecked();
   await toggle.check();
@@ -75,13 +72,6 @@ export async function openAgent(lab: Lab, policy: string): Promise<Locator> {
   await expect(select).toBeVisible();
   await select.selectOption({ label: policy });
   return panel;
-}
-
-/** Send `text` from the chat's input. */
-export async function ask(panel: Locator, text: string): Promise<void> {
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill(text);
-  await input.press('Enter');
 }
 
 /** The cells an agent turn inserted. */

@@ -9,12 +9,20 @@ import {
   agentCells,
   agentNotebook,
   agentWithData,
-  ask,
   openAgent,
   resetAgentSettings,
   runCode
 } from './agent-helpers';
-import { createNotebook, expect, jupyterApi, model, test } from './fixtures';
+import {
+  ask,
+  chatAnswers,
+  chatNotebook,
+  expect,
+  jupyterApi,
+  model,
+  openChat,
+  test
+} from './fixtures';
 
 test.afterEach(resetAgentSettings);
 
@@ -54,7 +62,7 @@ test('an MCP step asks with its server, tool and arguments; Run calls it and sho
   );
   await ask(panel, 'What time is it in Tokyo?');
 
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   const approval = answer.getByRole('group', { name: 'Approve the step' });
   const run = approval.getByRole('button', { name: 'Run' });
   await expect(run).toBeVisible({ timeout: 90_000 });
@@ -114,7 +122,7 @@ test('plt.show() in a stock kernel: the model gets the figure digest', async ({
     'Never ask'
   );
   await ask(panel, 'Plot the rain');
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   await expect(answer).toContainText('Oslo is the wettest.', {
     timeout: 60_000
   });
@@ -140,25 +148,18 @@ test("the chip names the project's rules, and the model gets them", async ({
     format: 'text',
     content: 'Always round money to whole euros.\n'
   });
-  const file = await createNotebook('ruled/rules', [
+  const file = await chatNotebook('ruled/rules', [
     { id: 'data', source: 'x = 1' }
   ]);
-  await jupyterApi(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
-  );
   await model.script('Noted.');
   await lab.openNotebook(file);
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
+  const panel = await openChat(lab);
   await expect(panel.locator('.jp-Chapyter-chatChipSummary')).toContainText(
     'Rules: ruled/AGENTS.md'
   );
   await lab.screenshot('agent-tools-04-rules-chip', panel);
   await ask(panel, 'How should I show prices?');
-  await expect(
-    panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant')
-  ).toContainText('Noted.', { timeout: 60_000 });
+  await expect(chatAnswers(panel)).toContainText('Noted.', { timeout: 60_000 });
   const [request] = await model.chatRequests();
   expect(request.body.messages[0].content).toContain(
     'Always round money to whole euros.'

@@ -9,12 +9,11 @@ import {
   agentCells,
   agentNotebook,
   agentWithData,
-  ask,
   openAgent,
   resetAgentSettings,
   runCode
 } from './agent-helpers';
-import { expect, model, test } from './fixtures';
+import { ask, chatAnswers, expect, model, openChat, test } from './fixtures';
 
 test.afterEach(resetAgentSettings);
 
@@ -28,23 +27,13 @@ test('the agent runs code, sees its error, fixes it and answers from the value; 
     runCode(fixed, 'Fix the typo'),
     'The total rainfall of the three cities is **1501 mm**.'
   );
-  const file = await agentNotebook('agent-fix');
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
-  await lab.waitForCells(
-    file,
-    cells => cells[0].executionCount !== null,
-    'the data cell ran'
-  );
-  await lab.focusEditor(file, 'data');
-
-  const panel = await openAgent(lab, 'Never ask');
+  const { file, panel } = await agentWithData(lab, 'agent-fix', 'Never ask');
   await expect(panel.locator('.jp-Chapyter-chatChipSummary')).toContainText(
     'Agent: never ask'
   );
   await ask(panel, 'What is the total rainfall?');
 
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   await expect(answer).toContainText('1501 mm', { timeout: 60_000 });
   await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
 
@@ -103,17 +92,9 @@ test('the agent runs code, sees its error, fixes it and answers from the value; 
   // After a reload the turn is back from the history, with its steps and links, and
   // agent mode is still on (remembered per user).
   await lab.save(file);
-  await lab.page.reload();
-  await lab.page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-    timeout: 120_000
-  });
-  await lab.page.evaluate(async () => {
-    const app = (window as any).jupyterapp;
-    await app.started;
-    await app.restored;
-  });
+  await lab.reload();
   await lab.openNotebook(file);
-  await lab.command('chapyter-ext:open-chat');
+  await openChat(lab);
   await expect(
     panel.getByRole('checkbox', { name: 'Agent mode' })
   ).toBeChecked();
@@ -155,7 +136,7 @@ test('approval: Run, Edit then Run, and Skip', async ({ lab }) => {
   const panel = await openAgent(lab, 'Ask before every run');
   await ask(panel, 'Compute x and y');
 
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   const approval = answer.getByRole('group', { name: 'Approve the step' });
 
   // 1. Run, from the keyboard. Nothing is inserted before the user says so.
@@ -220,7 +201,7 @@ test('a figure step: the model gets the digest built in the kernel', async ({
   await model.script(runCode(plot, 'Plot the rain'), 'Oslo is the wettest.');
   const { file, panel } = await agentWithData(lab, 'agent-figure', 'Never ask');
   await ask(panel, 'Plot the rain');
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   await expect(answer).toContainText('Oslo is the wettest.', {
     timeout: 60_000
   });
@@ -253,7 +234,7 @@ test('Stop interrupts the running step and ends the turn', async ({ lab }) => {
     60_000
   );
   await panel.getByRole('button', { name: 'Stop' }).click();
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   await expect(answer.locator('.jp-Chapyter-chatStatus')).toHaveText(
     'stopped',
     { timeout: 20_000 }
@@ -288,7 +269,7 @@ test('reads: the variables and an existing cell go back to the model as text', a
     'Ask before every run'
   );
   await ask(panel, 'What data is there?');
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   // Reads never ask and never insert a cell.
   await expect(answer).toContainText('read in cell 1', { timeout: 60_000 });
   await expect(answer.locator('.jp-Chapyter-agentStep')).toHaveCount(2);
@@ -315,7 +296,7 @@ test('a model error during a turn is one line; the cells already run stay', asyn
   await lab.focusEditor(file, 'data');
   const panel = await openAgent(lab, 'Never ask');
   await ask(panel, 'Do something');
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   await expect(answer.locator('.jp-Chapyter-chatStatus')).toHaveText('failed', {
     timeout: 60_000
   });
@@ -361,7 +342,7 @@ test('a turn whose steps change nothing stops; the pending step stays in view as
   const panel = await openAgent(lab, 'Ask before every run');
   await ask(panel, 'What is the area of a circle of radius 2?');
 
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const answer = chatAnswers(panel);
   const approval = answer.getByRole('group', { name: 'Approve the step' });
   const run = approval.getByRole('button', { name: 'Run' });
   await expect(run).toBeVisible({ timeout: 60_000 });

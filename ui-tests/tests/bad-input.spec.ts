@@ -9,11 +9,13 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import {
+  chatAnswers,
   createNotebook,
   expect,
   fenced,
-  LOAD_EXT,
   model,
+  openChat,
+  outputText,
   test
 } from './fixtures';
 
@@ -22,31 +24,23 @@ test('an answer that fails the syntax check stays visible below, unrun, with one
 }) => {
   const broken = 'total = sum(values\nprint(total)';
   await model.script(fenced(broken));
-  const file = await createNotebook('syntax-error-answer', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('syntax-error-answer', [
     { id: 'prompt', source: '%%ai\nadd up the values' }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   await lab.runCell(file, 'prompt');
 
-  const cells = await lab.waitForCells(
+  const pair = await lab.waitForPair(
     file,
-    cells => {
-      const index = cells.findIndex(c => c.id === 'prompt');
-      return (
-        cells[index + 1]?.chapyter?.role === 'generated' &&
-        cells[index].executionState === 'idle' &&
-        cells[index].outputs.some(o => o.text.includes('syntax error'))
-      );
-    },
+    ({ prompt, generated }) =>
+      !!generated &&
+      prompt.executionState === 'idle' &&
+      prompt.outputs.some(o => o.text.includes('syntax error')),
     'the broken answer inserted below the prompt'
   );
   await lab.waitForKernelIdle(file);
   // Give a run that must not happen the time to happen.
   await lab.page.waitForTimeout(1500);
-  const index = cells.findIndex(c => c.id === 'prompt');
-  const generated = await lab.cell(file, cells[index + 1].id);
+  const generated = await lab.cell(file, pair.generated!.id);
   const prompt = await lab.cell(file, 'prompt');
 
   expect(generated.source).toBe(broken);
@@ -57,7 +51,7 @@ test('an answer that fails the syntax check stays visible below, unrun, with one
     generated_from: 'prompt',
     check: 'syntax-error'
   });
-  const said = prompt.outputs.map(o => o.text).join('\n');
+  const said = outputText(prompt);
   expect(said).toMatch(/syntax error on line 1/);
   expect(said).toMatch(/without running it/);
   // One line from chapyter-ext, no Python traceback.
@@ -68,24 +62,16 @@ test('an answer that fails the syntax check stays visible below, unrun, with one
 test('a %%ai line that cannot be read is one line, asks no model, inserts nothing', async ({
   lab
 }) => {
-  await model.reset();
-  const file = await createNotebook('bad-magic-line', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('bad-magic-line', [
     { id: 'prompt', source: '%%ai --regen\nplot something' }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   await lab.runCell(file, 'prompt');
-  const cells = await lab.waitForCells(
+  const { prompt, cells } = await lab.waitForPair(
     file,
-    cells =>
-      cells
-        .find(c => c.id === 'prompt')!
-        .outputs.some(o => o.text.includes('Cannot read the %%ai line')),
+    ({ prompt }) => outputText(prompt).includes('Cannot read the %%ai line'),
     'the one-line error in the prompt cell'
   );
-  const prompt = cells.find(c => c.id === 'prompt')!;
-  const text = prompt.outputs.map(o => o.text).join('\n');
+  const text = outputText(prompt);
   expect(text).toContain("unknown option '--regen'");
   expect(text).not.toContain('Traceback');
   expect(cells.some(c => c.chapyter?.role === 'generated')).toBe(false);
@@ -140,13 +126,9 @@ test('a damaged chat history keeps what can be read and says so once in the pane
   fs.writeFileSync(path.join(chats, `${digest}.json`), JSON.stringify(damaged));
 
   await lab.openNotebook(file);
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-  await expect(panel).toBeVisible();
+  const panel = await openChat(lab);
   // The valid messages are there.
-  await expect(
-    panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant')
-  ).toContainText('x holds the number 1.');
+  await expect(chatAnswers(panel)).toContainText('x holds the number 1.');
   await expect(panel.locator('.jp-Chapyter-chatMessage')).toHaveCount(2);
   // One line says what happened and where the damaged copy is.
   const alert = panel.getByRole('alert');

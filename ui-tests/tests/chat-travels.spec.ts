@@ -8,9 +8,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { Locator } from '@playwright/test';
-
 import {
+  ask,
+  askAndWait,
   chatAnswers,
   createNotebook,
   expect,
@@ -23,14 +23,6 @@ import {
 } from './fixtures';
 
 const ROOT = process.env.CHAPYTER_UI_ROOT!;
-
-/** Ask in the panel and wait until the answer has ended. */
-async function ask(panel: Locator, text: string): Promise<void> {
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill(text);
-  await input.press('Enter');
-  await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
-}
 
 /** The notebook's `chapyter` metadata, as the open notebook holds it. */
 async function chapyterMetadata(lab: Lab, file: string): Promise<any> {
@@ -75,7 +67,7 @@ test('renamed in JupyterLab: the chat follows, also after a reload', async ({
   ]);
   await lab.openNotebook(file);
   const panel = await openChat(lab);
-  await ask(panel, 'What is x?');
+  await askAndWait(panel, 'What is x?');
   await expect(chatAnswers(panel)).toContainText('Two plus two is 4.');
   // The first message gave the notebook its id, in its metadata.
   const meta = await chapyterMetadata(lab, file);
@@ -109,7 +101,7 @@ test('moved in a terminal: opened at its new place, its chat is there, also afte
   ]);
   await lab.openNotebook(file);
   const panel = await openChat(lab);
-  await ask(panel, 'What does seven hold?');
+  await askAndWait(panel, 'What does seven hold?');
   await expect(chatAnswers(panel)).toContainText('It holds the number 7.');
   // Saved with its id, then closed and moved behind the server's back (`mv`).
   await lab.save(file);
@@ -153,9 +145,7 @@ test('renamed while the answer streams: the answer ends in the panel and is kept
   ]);
   await lab.openNotebook(file);
   const panel = await openChat(lab);
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill('Count for me');
-  await input.press('Enter');
+  await ask(panel, 'Count for me');
   await expect(chatAnswers(panel).first()).toContainText('w3');
   await expect(panel.getByRole('button', { name: 'Stop' })).toBeVisible();
 
@@ -187,7 +177,7 @@ test('Save As: the new notebook gets a copy of the chat, and each goes on alone'
   ]);
   await lab.openNotebook(file);
   const panel = await openChat(lab);
-  await ask(panel, 'First question');
+  await askAndWait(panel, 'First question');
   await lab.save(file);
   const original = await history(file);
 
@@ -202,7 +192,7 @@ test('Save As: the new notebook gets a copy of the chat, and each goes on alone'
   expect(copy.notebook_id).not.toBe(original.notebook_id);
   expect(copy.chat_id).not.toBe(original.chat_id);
 
-  await ask(panel, 'Second question');
+  await askAndWait(panel, 'Second question');
   await expect(chatAnswers(panel).nth(1)).toContainText('Only in the copy.');
   expect(texts(await history('travel-copy.ipynb'))).toEqual([
     'First question',
@@ -268,7 +258,7 @@ test('a notebook that carries its chat in its metadata shows it and continues it
 
   // Continued: the model gets the carried turn before the new question.
   await model.script('Doubled, it is 84.');
-  await ask(panel, 'And doubled?');
+  await askAndWait(panel, 'And doubled?');
   await expect(chatAnswers(panel).nth(1)).toContainText('Doubled, it is 84.');
   const [request] = await model.chatRequests();
   expect(JSON.stringify(request.body.messages)).toContain('It holds **42**.');
@@ -292,7 +282,7 @@ test('Export chat writes it as Markdown next to the notebook and opens it', asyn
   const panel = await openChat(lab);
   const exportButton = panel.getByRole('button', { name: 'Export chat' });
   await expect(exportButton).toBeDisabled();
-  await ask(panel, 'How do I sort values?');
+  await askAndWait(panel, 'How do I sort values?');
   await exportButton.click();
   const target = 'exports/travel-export.chat.md';
   await expect.poll(() => lab.currentPath()).toBe(target);
@@ -323,11 +313,9 @@ test('two tabs on one notebook asking at once: every message is kept, each answe
   await second.openNotebook(file);
   const panelTwo = await openChat(second);
 
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill('question from tab one');
-  await input.press('Enter');
+  await ask(panel, 'question from tab one');
   await expect(chatAnswers(panel).first()).toContainText('answer');
-  await ask(panelTwo, 'question from tab two');
+  await askAndWait(panelTwo, 'question from tab two');
   await expect(chatAnswers(panelTwo)).toContainText('answer two');
   await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
   await expect(chatAnswers(panel).first()).toHaveText(/answer one/);

@@ -5,31 +5,16 @@
  */
 
 import {
+  ask,
   chatAnswers,
-  createNotebook,
+  chatNotebook,
   expect,
   fenced,
-  jupyterApi,
   model,
   openChat,
+  RAIN,
   test
 } from './fixtures';
-
-const RAIN =
-  "import pandas as pd\nrain = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'rain_mm': [763, 16, 722]})";
-
-/** A notebook of code cells with no chat history yet (the history outlives a test). */
-async function chatNotebook(
-  name: string,
-  cells: { id: string; source: string }[]
-): Promise<string> {
-  const file = await createNotebook(name, cells);
-  await jupyterApi(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
-  );
-  return file;
-}
 
 test('ask, see the answer stream in, insert and run its code, find it again after a reload', async ({
   lab
@@ -205,9 +190,7 @@ test('a model failure shows a clear one-line message', async ({ lab }) => {
   ]);
   await lab.openNotebook(file);
   const panel = await openChat(lab);
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill('Say something');
-  await input.press('Enter');
+  await ask(panel, 'Say something');
 
   const alert = panel.getByRole('alert');
   await expect(alert).toBeVisible();
@@ -302,9 +285,7 @@ test('the panel follows the theme', async ({ lab }) => {
   ]);
   await lab.openNotebook(file);
   const panel = await openChat(lab);
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill('Summarise df');
-  await input.press('Enter');
+  await ask(panel, 'Summarise df');
   await expect(
     chatAnswers(panel).first().getByRole('button', { name: 'Copy' })
   ).toBeVisible();

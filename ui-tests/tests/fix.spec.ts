@@ -3,21 +3,29 @@
  * Reject, undo), a cause in an earlier cell, and Edit with AI.
  */
 
+import { Locator } from '@playwright/test';
+
 import {
-  createNotebook,
   expect,
   fenced,
-  ICellInfo,
+  Lab,
   LOAD_EXT,
   model,
+  outputText as text,
   test
 } from './fixtures';
 
 const BAD = 'print(undefined_zz + 1)';
 const GOOD = "undefined_zz = 41\nprint('fixed', undefined_zz + 1)";
 
-function text(cell: ICellInfo | undefined): string {
-  return (cell?.outputs ?? []).map(o => o.text).join('\n');
+/** A notebook whose `bad` cell raised: the file and that cell's DOM. */
+async function failedCell(
+  lab: Lab,
+  name: string
+): Promise<{ file: string; cell: Locator }> {
+  const file = await lab.aiNotebook(name, [{ id: 'bad', source: BAD }]);
+  await lab.runCell(file, 'bad');
+  return { file, cell: await lab.cellLocator(file, 'bad') };
 }
 
 function fixAnswer(id: string, code: string, why: string): string {
@@ -27,14 +35,7 @@ function fixAnswer(id: string, code: string, why: string): string {
 test('Fix sends the code and traceback, shows a diff; Reject leaves the cell; Explain asks the chat', async ({
   lab
 }) => {
-  const file = await createNotebook('fix-reject', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'bad', source: BAD }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'bad');
-  const cell = await lab.cellLocator(file, 'bad');
+  const { file, cell } = await failedCell(lab, 'fix-reject');
   const bar = cell.locator('.jp-Chapyter-errorActions');
   const fix = bar.getByRole('button', { name: 'Fix', exact: true });
   await expect(fix).toBeVisible({ timeout: 60_000 });
@@ -95,14 +96,7 @@ test('Fix sends the code and traceback, shows a diff; Reject leaves the cell; Ex
 test('Accept and run replaces the code in place, the re-run succeeds, undo restores', async ({
   lab
 }) => {
-  const file = await createNotebook('fix-accept', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'bad', source: BAD }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'bad');
-  const cell = await lab.cellLocator(file, 'bad');
+  const { file, cell } = await failedCell(lab, 'fix-accept');
   await model.script(fixAnswer('bad', GOOD, 'Define the name first.'));
   await cell
     .locator('.jp-Chapyter-errorActions')
@@ -132,13 +126,10 @@ test('Accept and run replaces the code in place, the re-run succeeds, undo resto
 });
 
 test('a cause in an earlier cell is proposed there', async ({ lab }) => {
-  const file = await createNotebook('fix-related', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('fix-related', [
     { id: 'make', source: "sales = {'amount': 1}" },
     { id: 'use', source: "print(sales['amount_usd'])" }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   await lab.runCell(file, 'make');
   await lab.runCell(file, 'use');
   const use = await lab.cellLocator(file, 'use');
@@ -173,11 +164,10 @@ test('Edit with AI asks for an instruction and shows a diff', async ({
   lab
 }) => {
   const loop = 'total = 0\nfor v in [1, 2, 3]:\n    total += v';
-  const file = await createNotebook('fix-edit', [
+  const file = await lab.newNotebook('fix-edit', [
     { id: 'load', source: LOAD_EXT },
     { id: 'loop', source: loop }
   ]);
-  await lab.openNotebook(file);
   await lab.focusEditor(file, 'loop');
   await model.script(
     fixAnswer('loop', 'total = sum([1, 2, 3])', 'sum() does the loop.')
@@ -203,11 +193,10 @@ test('a chat code block like an existing cell offers Apply to the Nth cell, as a
   const loop = 'total = 0\nfor v in [1, 2, 3]:\n    total += v\nprint(total)';
   const better =
     'total = 0\nfor v in [1, 2, 3, 4]:\n    total += v\nprint(total)';
-  const file = await createNotebook('fix-apply', [
+  const file = await lab.newNotebook('fix-apply', [
     { id: 'load', source: LOAD_EXT },
     { id: 'loop', source: loop }
   ]);
-  await lab.openNotebook(file);
   await lab.focusEditor(file, 'loop');
   await model.script(`Add 4 to the list:\n\n${fenced(better)}`);
   await lab.command('chapyter-ext:ask-chat', { text: 'include 4 too' });
@@ -232,14 +221,7 @@ test('a chat code block like an existing cell offers Apply to the Nth cell, as a
 test('what fails the guard rails is never offered: a broken fix is one line, a broken block is Copy only', async ({
   lab
 }) => {
-  const file = await createNotebook('fix-guarded', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'bad', source: BAD }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'bad');
-  const cell = await lab.cellLocator(file, 'bad');
+  const { file, cell } = await failedCell(lab, 'fix-guarded');
   const bar = cell.locator('.jp-Chapyter-errorActions');
 
   // A proposal that does not parse: no diff to accept, one line saying so.

@@ -5,47 +5,30 @@
 
 import { createHash } from 'crypto';
 
-import {
-  createNotebook,
-  expect,
-  fenced,
-  LOAD_EXT,
-  model,
-  test
-} from './fixtures';
+import { expect, fenced, model, test } from './fixtures';
 
 test('insert and run: the code lands directly below, linked, and runs', async ({
   lab
 }) => {
   await model.script(fenced("answer = 6 * 7\nprint('the answer is', answer)"));
-  const file = await createNotebook('insert-and-run', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('insert-and-run', [
     { id: 'prompt', source: '%%ai\nmultiply 6 by 7 and print it' }
   ]);
-  await lab.openNotebook(file);
-
-  await lab.runCell(file, 'load', 'Shift+Enter');
   // Shift+Enter on the last cell also adds an empty cell below it, as JupyterLab always does:
   // the generated cell must still land directly below the prompt, above that one.
   await lab.runCell(file, 'prompt', 'Shift+Enter');
 
-  const cells = await lab.waitForCells(
+  const { cells, prompt, below } = await lab.waitForPair(
     file,
-    cells => {
-      const index = cells.findIndex(c => c.id === 'prompt');
-      const below = cells[index + 1];
-      // The execution count arrives with the execute reply, after the output.
-      return (
-        !!below?.chapyter &&
-        below.executionCount !== null &&
-        below.outputs.some(o => o.text.includes('the answer is 42'))
-      );
-    },
+    // The execution count arrives with the execute reply, after the output.
+    ({ below }) =>
+      !!below?.chapyter &&
+      below.executionCount !== null &&
+      below.outputs.some(o => o.text.includes('the answer is 42')),
     'generated cell below the prompt, run'
   );
-  const promptIndex = cells.findIndex(c => c.id === 'prompt');
-  const prompt = cells[promptIndex];
-  const generated = cells[promptIndex + 1];
+  const generated = below!;
+  const promptIndex = prompt.index;
 
   expect(generated.type).toBe('code');
   expect(generated.source).toBe(
@@ -104,31 +87,23 @@ test('rich outputs: a DataFrame table and a matplotlib figure; variables stay in
     'plt.show()'
   ].join('\n');
   await model.script(fenced(code));
-  const file = await createNotebook('rich-outputs', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('rich-outputs', [
     {
       id: 'prompt',
       source: '%%ai\nmake a small table of yearly rain per city and plot it'
     },
     { id: 'hand', source: "print('total rain', rain['rain_mm'].sum())" }
   ]);
-  await lab.openNotebook(file);
-
-  await lab.runCell(file, 'load');
   await lab.runCell(file, 'prompt');
-  const cells = await lab.waitForCells(
+  const { below } = await lab.waitForPair(
     file,
-    cells => {
-      const generated = cells[cells.findIndex(c => c.id === 'prompt') + 1];
-      return (
-        !!generated?.chapyter &&
-        generated.executionState === 'idle' &&
-        generated.outputs.some(o => o.mimes.includes('image/png'))
-      );
-    },
+    ({ below }) =>
+      !!below?.chapyter &&
+      below.executionState === 'idle' &&
+      below.outputs.some(o => o.mimes.includes('image/png')),
     'generated cell ran and showed a figure'
   );
-  const generated = cells[cells.findIndex(c => c.id === 'prompt') + 1];
+  const generated = below!;
   expect(generated.id).not.toBe('hand');
   expect(generated.outputs.some(o => o.mimes.includes('text/html'))).toBe(true);
   expect(generated.outputs.some(o => o.type === 'error')).toBe(false);
@@ -171,13 +146,10 @@ test('re-run replaces the generated code in place; one undo brings the old code 
     chunk_size: 4,
     chunk_delay: 0.06
   });
-  const file = await createNotebook('rerun-replaces', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('rerun-replaces', [
     { id: 'prompt', source: '%%ai\nprint a greeting' },
     { id: 'after', source: "print('a hand cell after the pair')" }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   await lab.runCell(file, 'prompt');
   let cells = await lab.waitForCells(
     file,

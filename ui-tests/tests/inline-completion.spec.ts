@@ -7,37 +7,22 @@
 
 import { Page } from '@playwright/test';
 
-import { createNotebook, expect, jupyterApi, Lab, test } from './fixtures';
+import {
+  expect,
+  FAKE_KEY as API_KEY,
+  IRecordedRequest,
+  jupyterApi,
+  Lab,
+  model,
+  test
+} from './fixtures';
 
-const LLM_URL = process.env.CHAPYTER_UI_LLM_URL!;
-/** The key the run's JupyterLab uses (OPENAI_API_KEY in global-setup). */
-const API_KEY = 'sk-test';
 const WEATHER =
   "import pandas as pd\nweather = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp_c': [3, 19]})";
 
-interface IRequest {
-  path: string;
-  headers: { [name: string]: string };
-  body: any;
-  disconnected: boolean;
-}
-
-async function control(route: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${LLM_URL}${route}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  });
-  expect(response.ok).toBe(true);
-  return response.json();
-}
-
 /** The model's requests whose prompt has `text` right before the cursor. */
-async function requestsAt(text: string): Promise<IRequest[]> {
-  const { requests } = (await control('/_control/requests')) as {
-    requests: IRequest[];
-  };
-  return requests.filter(r =>
+async function requestsAt(text: string): Promise<IRecordedRequest[]> {
+  return (await model.requests()).filter(r =>
     JSON.stringify(r.body ?? '').includes(`${text}<CURSOR>`)
   );
 }
@@ -78,11 +63,10 @@ test.afterAll(async () => {
 });
 
 async function notebookWithData(lab: Lab, name: string): Promise<string> {
-  const file = await createNotebook(name, [
+  const file = await lab.newNotebook(name, [
     { id: 'data', source: WEATHER },
     { id: 'work', source: '' }
   ]);
-  await lab.openNotebook(file);
   await lab.runCell(file, 'data');
   await lab.waitForCells(
     file,
@@ -106,13 +90,10 @@ test('typing shows ghost text from the model and Tab accepts it', async ({
       );
     }
   });
-  await control('/_control/route', {
-    when: 'weather.gro<CURSOR>',
-    reply: {
-      content: "upby('city').temp_c.mean()",
-      chunk_size: 6,
-      chunk_delay: 0.05
-    }
+  await model.route('weather.gro<CURSOR>', {
+    content: "upby('city').temp_c.mean()",
+    chunk_size: 6,
+    chunk_delay: 0.05
   });
   const file = await notebookWithData(lab, 'inline-accept');
 
@@ -149,10 +130,7 @@ test('typing shows ghost text from the model and Tab accepts it', async ({
 test('typing on cancels the pending request', async ({ lab }) => {
   const page = lab.page;
   // The model takes 20 s to answer this one: only a cancellation ends it sooner.
-  await control('/_control/route', {
-    when: 'slow_sum<CURSOR>',
-    reply: { content: '(values)', delay: 20 }
-  });
+  await model.route('slow_sum<CURSOR>', { content: '(values)', delay: 20 });
   const file = await notebookWithData(lab, 'inline-cancel');
 
   await lab.focusEditor(file, 'work');
@@ -178,10 +156,7 @@ test('a failing model is silent in the editor and shown in the status bar', asyn
   lab
 }) => {
   const page = lab.page;
-  await control('/_control/route', {
-    when: 'broken<CURSOR>',
-    reply: { status: 500, error: 'model crashed' }
-  });
+  await model.route('broken<CURSOR>', { status: 500, error: 'model crashed' });
   const file = await notebookWithData(lab, 'inline-failing');
   const status = page.locator('.jp-Chapyter-completionStatus');
   await expect(status).toBeHidden();
@@ -202,19 +177,8 @@ test('on demand only: nothing is asked while typing, Alt+\\ asks', async ({
   const page = lab.page;
   await setTrigger('onDemand');
   try {
-    await control('/_control/route', {
-      when: 'weather.so<CURSOR>',
-      reply: { content: "rt_values('temp_c')" }
-    });
-    await page.reload();
-    await page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-      timeout: 120_000
-    });
-    await page.evaluate(async () => {
-      const app = (window as any).jupyterapp;
-      await app.started;
-      await app.restored;
-    });
+    await model.route('weather.so<CURSOR>', { content: "rt_values('temp_c')" });
+    await lab.reload();
     const file = await notebookWithData(lab, 'inline-on-demand');
 
     await lab.focusEditor(file, 'work');

@@ -1,14 +1,6 @@
 /** Links live in the notebook file: saving and reloading the page keeps the pairing. */
 
-import {
-  createNotebook,
-  expect,
-  fenced,
-  LOAD_EXT,
-  model,
-  savedNotebook,
-  test
-} from './fixtures';
+import { expect, fenced, model, savedNotebook, test } from './fixtures';
 
 test('save and reload keep the links and the pairing styles', async ({
   lab
@@ -16,13 +8,10 @@ test('save and reload keep the links and the pairing styles', async ({
   await model.script(
     fenced("colours = ['red', 'green']\nprint(len(colours), 'colours')")
   );
-  const file = await createNotebook('reload-keeps-links', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('reload-keeps-links', [
     { id: 'prompt', source: '%%ai\nlist two colours' },
     { id: 'hand', source: "print('hand-written', colours)" }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   await lab.runCell(file, 'prompt');
   const before = await lab.waitForCells(
     file,
@@ -50,8 +39,7 @@ test('save and reload keep the links and the pairing styles', async ({
     model: 'fake-model'
   });
 
-  await lab.page.reload();
-  await lab.open();
+  await lab.reload();
   await lab.openNotebook(file);
   const after = await lab.waitForCells(
     file,

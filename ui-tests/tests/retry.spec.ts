@@ -4,12 +4,12 @@
  */
 
 import {
-  createNotebook,
   expect,
   fenced,
-  ICellInfo,
+  Lab,
   LOAD_EXT,
   model,
+  outputText as text,
   test
 } from './fixtures';
 
@@ -17,41 +17,40 @@ const BAD = 'print(undefined_name_zz + 1)';
 const GOOD = "undefined_name_zz = 41\nprint('fixed', undefined_name_zz + 1)";
 const REQUEST = '%%ai\nprint the answer plus one';
 
-function pair(cells: ICellInfo[]): [ICellInfo, ICellInfo | undefined] {
-  const index = cells.findIndex(c => c.id === 'prompt');
-  return [cells[index], cells[index + 1]];
-}
-
-function text(cell: ICellInfo | undefined): string {
-  return (cell?.outputs ?? []).map(o => o.text).join('\n');
+/** A notebook whose prompt asks for the answer plus one, run. */
+async function askForAnswer(
+  lab: Lab,
+  name: string,
+  load = LOAD_EXT
+): Promise<string> {
+  const file = await lab.newNotebook(name, [
+    { id: 'load', source: load },
+    { id: 'prompt', source: REQUEST }
+  ]);
+  await lab.runCell(file, 'load');
+  await lab.runCell(file, 'prompt');
+  return file;
 }
 
 test('bad code raises, the model is asked once more with the error, the fix runs', async ({
   lab
 }) => {
   await model.script(fenced(BAD), fenced(GOOD));
-  const file = await createNotebook('retry-fixed', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'prompt', source: REQUEST }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'prompt');
+  const file = await askForAnswer(lab, 'retry-fixed');
 
-  const cells = await lab.waitForCells(
+  const {
+    cells,
+    prompt,
+    below: generated
+  } = await lab.waitForPair(
     file,
-    cells => {
-      const [prompt, generated] = pair(cells);
-      return (
-        text(prompt).includes('✓ fixed after 1 retry') &&
-        !!generated?.chapyter &&
-        generated.executionCount !== null &&
-        text(generated).includes('fixed 42')
-      );
-    },
+    ({ prompt, below }) =>
+      text(prompt).includes('✓ fixed after 1 retry') &&
+      !!below?.chapyter &&
+      below.executionCount !== null &&
+      text(below).includes('fixed 42'),
     'the corrected code ran below the prompt'
   );
-  const [prompt, generated] = pair(cells);
   expect(generated!.source).toBe(GOOD);
   expect(generated!.outputs.some(o => o.type === 'error')).toBe(false);
   expect(generated!.chapyter).toMatchObject({
@@ -87,26 +86,15 @@ test('bad code raises, the model is asked once more with the error, the fix runs
 
 test('at the cap the last attempt stays with its error', async ({ lab }) => {
   await model.script(fenced(BAD), fenced(BAD), fenced(GOOD));
-  const file = await createNotebook('retry-cap', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'prompt', source: REQUEST }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'prompt');
+  const file = await askForAnswer(lab, 'retry-cap');
 
-  const cells = await lab.waitForCells(
+  const { below: generated } = await lab.waitForPair(
     file,
-    cells => {
-      const [prompt, generated] = pair(cells);
-      return (
-        text(prompt).includes('still failing after 1 retry') &&
-        !!generated?.outputs.some(o => o.type === 'error')
-      );
-    },
+    ({ prompt, below }) =>
+      text(prompt).includes('still failing after 1 retry') &&
+      !!below?.outputs.some(o => o.type === 'error'),
     'the last attempt kept with its error'
   );
-  const [, generated] = pair(cells);
   expect(generated!.source).toBe(BAD);
   expect(text(generated)).toContain('NameError');
   await lab.waitForKernelIdle(file);
@@ -116,21 +104,18 @@ test('at the cap the last attempt stays with its error', async ({ lab }) => {
 
 test('fix_retries 0: no retry', async ({ lab }) => {
   await model.script(fenced(BAD), fenced(GOOD));
-  const file = await createNotebook('retry-off', [
-    { id: 'load', source: `${LOAD_EXT}\n%config Chapyter.fix_retries = 0` },
-    { id: 'prompt', source: REQUEST }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'prompt');
+  const file = await askForAnswer(
+    lab,
+    'retry-off',
+    `${LOAD_EXT}\n%config Chapyter.fix_retries = 0`
+  );
 
-  const cells = await lab.waitForCells(
+  const { prompt, below: generated } = await lab.waitForPair(
     file,
-    cells => !!pair(cells)[1]?.outputs.some(o => o.type === 'error'),
+    ({ below }) => !!below?.outputs.some(o => o.type === 'error'),
     'the generated code raised'
   );
   await lab.waitForKernelIdle(file);
-  const [prompt, generated] = pair(cells);
   expect(generated!.source).toBe(BAD);
   expect(text(prompt)).not.toContain('retry');
   expect(await model.chatRequests()).toHaveLength(1);

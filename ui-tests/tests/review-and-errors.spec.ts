@@ -3,14 +3,24 @@
  * regeneration must not overwrite without asking.
  */
 
-import {
-  createNotebook,
-  expect,
-  fenced,
-  LOAD_EXT,
-  model,
-  test
-} from './fixtures';
+import { expect, fenced, Lab, model, outputText, test } from './fixtures';
+
+/** A notebook with a `%%ai` prompt, run, and its answer generated and run below it. */
+async function generatedAndRun(
+  lab: Lab,
+  name: string,
+  prompt: string,
+  shows: string
+): Promise<{ file: string; generatedId: string }> {
+  const file = await lab.aiNotebook(name, [{ id: 'prompt', source: prompt }]);
+  await lab.runCell(file, 'prompt');
+  const { below } = await lab.waitForPair(
+    file,
+    ({ below }) => !!below?.outputs.some(o => o.text.includes(shows)),
+    'generated and run'
+  );
+  return { file, generatedId: below!.id };
+}
 
 test('--no-run inserts the code unrun and selects it for review', async ({
   lab
@@ -18,12 +28,9 @@ test('--no-run inserts the code unrun and selects it for review', async ({
   await model.script(
     fenced("squares = [n * n for n in range(1, 6)]\nprint('squares', squares)")
   );
-  const file = await createNotebook('no-run', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('no-run', [
     { id: 'prompt', source: '%%ai --no-run\nlist the squares of 1 to 5' }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   // Shift+Enter, as a person would: JupyterLab moves on to a new cell, the review moves the
   // selection back to the generated code.
   await lab.runCell(file, 'prompt', 'Shift+Enter');
@@ -44,22 +51,19 @@ test('--no-run inserts the code unrun and selects it for review', async ({
   expect(generated.outputs).toEqual([]);
   expect(generated.active).toBe(true);
   expect(generated.selected).toBe(true);
-  expect(
-    (await lab.cell(file, 'prompt')).outputs.map(o => o.text).join('')
-  ).toMatch(/inserted below\.$/m);
+  expect(outputText(await lab.cell(file, 'prompt'))).toMatch(
+    /inserted below\.$/m
+  );
   await lab.screenshot('07a-no-run-selected');
 });
 
 test('a failing model call shows one clear line in the prompt cell and inserts nothing', async ({
   lab
 }) => {
-  const file = await createNotebook('model-fails', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('model-fails', [
     { id: 'prompt', source: '%%ai\nplot something' },
     { id: 'hand', source: "print('hand')" }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
 
   const promptDom = await lab.cellLocator(file, 'prompt');
   const visibleLines = async () =>
@@ -118,19 +122,12 @@ test('regenerating over hand-edited code asks first and records the edit', async
     fenced("total = sum(range(100))\nprint('new total', total)"),
     fenced("total = sum(range(1000))\nprint('newest total', total)")
   );
-  const file = await createNotebook('edited-regenerate', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'prompt', source: '%%ai\nadd up the numbers below 10' }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'prompt');
-  let cells = await lab.waitForCells(
-    file,
-    cells => cells[2]?.outputs.some(o => o.text.includes('total 45')),
-    'generated and run'
+  const { file, generatedId } = await generatedAndRun(
+    lab,
+    'edited-regenerate',
+    '%%ai\nadd up the numbers below 10',
+    'total 45'
   );
-  const generatedId = cells[2].id;
 
   // Edit the generated code by hand.
   await lab.focusEditor(file, generatedId);
@@ -166,7 +163,7 @@ test('regenerating over hand-edited code asks first and records the edit', async
   await dialog.getByRole('button', { name: 'Keep my edits' }).click();
   await expect(dialog).toHaveCount(0);
   await lab.waitForKernelIdle(file);
-  cells = await lab.cells(file);
+  let cells = await lab.cells(file);
   expect(cells.map(c => c.id)).toEqual(['load', 'prompt', generatedId]);
   expect(cells[2].source).toBe(edited);
   expect(cells[2].chapyter).toMatchObject({
@@ -197,19 +194,13 @@ test("the context menu of paired cells offers Regenerate and Go to Linked, next 
   lab
 }) => {
   await model.script(fenced("print('menu')"));
-  const file = await createNotebook('context-menu', [
-    { id: 'load', source: LOAD_EXT },
-    { id: 'prompt', source: '%%ai\nprint menu' }
-  ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
-  await lab.runCell(file, 'prompt');
-  const cells = await lab.waitForCells(
-    file,
-    cells => cells[2]?.outputs.some(o => o.text.includes('menu')),
-    'generated and run'
+  const { file, generatedId } = await generatedAndRun(
+    lab,
+    'context-menu',
+    '%%ai\nprint menu',
+    'menu'
   );
-  for (const id of ['prompt', cells[2].id]) {
+  for (const id of ['prompt', generatedId]) {
     const dom = await lab.cellLocator(file, id);
     await dom.locator('.jp-InputPrompt').click({ button: 'right' });
     const menu = lab.page.locator('.lm-Menu').first();
@@ -234,6 +225,6 @@ test("the context menu of paired cells offers Regenerate and Go to Linked, next 
     .getByRole('menuitem', { name: 'Go to Linked AI Cell' })
     .click();
   await expect
-    .poll(async () => (await lab.cell(file, cells[2].id)).active)
+    .poll(async () => (await lab.cell(file, generatedId)).active)
     .toBe(true);
 });

@@ -4,26 +4,38 @@
  */
 
 import {
-  createNotebook,
+  byId,
   expect,
   fenced,
   ICellInfo,
   Lab,
   LOAD_EXT,
   model,
+  outputText,
+  pairOf,
   test
 } from './fixtures';
 
 const PROMPTS = ['p1', 'p2', 'p3'];
 
-/** Generated cells of the prompts, in notebook order, checked to sit right below each. */
+/** Each prompt and the cell right below it, in notebook order. */
 function pairs(
   cells: ICellInfo[]
 ): { prompt: ICellInfo; generated: ICellInfo }[] {
   return PROMPTS.map(id => {
-    const index = cells.findIndex(c => c.id === id);
-    return { prompt: cells[index], generated: cells[index + 1] };
+    const { prompt, below } = pairOf(cells, id);
+    return { prompt, generated: below! };
   });
+}
+
+/** The notebook's cell ids: each prompt followed by its generated cell. */
+function pairedOrder(generatedIds: string[]): string[] {
+  return ['load', ...PROMPTS.flatMap((id, i) => [id, generatedIds[i]]), 'hand'];
+}
+
+/** What the hand-written last cell printed. */
+function handSaid(cells: ICellInfo[]): string {
+  return outputText(byId(cells, 'hand'));
 }
 
 function allRan(cells: ICellInfo[]): boolean {
@@ -64,7 +76,7 @@ test('Run All: generated cells in order, no model call when up to date, also aft
       `${name} = ${value}\nran = globals().get('ran', []) + ['${name}']\nprint('${name} ran after', ran[:-1])`
     );
   await model.script(answer('a', 1), answer('b', 2), answer('c', 3));
-  const file = await createNotebook('run-all', [
+  const file = await lab.newNotebook('run-all', [
     { id: 'load', source: LOAD_EXT },
     { id: 'p1', source: '%%ai\nset a to 1' },
     { id: 'p2', source: '%%ai\nset b to 2' },
@@ -75,7 +87,6 @@ test('Run All: generated cells in order, no model call when up to date, also aft
         "print('total', a + b + c, 'from', [a, b, c])\nprint('order', ran)"
     }
   ]);
-  await lab.openNotebook(file);
 
   // First Run All: every prompt asks the model, in notebook order.
   let cells = await runAllAndWait(
@@ -90,24 +101,10 @@ test('Run All: generated cells in order, no model call when up to date, also aft
     'c = 3'
   ]);
   const generatedIds = found.map(p => p.generated.id);
-  expect(cells.map(c => c.id)).toEqual([
-    'load',
-    'p1',
-    generatedIds[0],
-    'p2',
-    generatedIds[1],
-    'p3',
-    generatedIds[2],
-    'hand'
-  ]);
+  expect(cells.map(c => c.id)).toEqual(pairedOrder(generatedIds));
   // Each generated cell ran after its prompt and before the next cell.
   expect(executionOrder(cells)).toEqual(cells.map(c => c.id));
-  expect(
-    cells
-      .find(c => c.id === 'hand')!
-      .outputs.map(o => o.text)
-      .join('')
-  ).toContain("order ['a', 'b', 'c']");
+  expect(handSaid(cells)).toContain("order ['a', 'b', 'c']");
   expect(await model.chatRequests()).toHaveLength(3);
   await lab.screenshot('04a-run-all-first');
 
@@ -124,19 +121,10 @@ test('Run All: generated cells in order, no model call when up to date, also aft
         countsBefore[cells.length - 1]!,
     'second Run All replayed everything'
   );
-  expect(cells.map(c => c.id)).toEqual([
-    'load',
-    'p1',
-    generatedIds[0],
-    'p2',
-    generatedIds[1],
-    'p3',
-    generatedIds[2],
-    'hand'
-  ]);
+  expect(cells.map(c => c.id)).toEqual(pairedOrder(generatedIds));
   expect(await model.chatRequests()).toHaveLength(3);
   for (const { prompt } of pairs(cells)) {
-    expect(prompt.outputs.map(o => o.text).join('')).toContain('Up to date');
+    expect(outputText(prompt)).toContain('Up to date');
   }
   const replayOrder = executionOrder(cells).filter(
     id => id !== 'load' && !PROMPTS.includes(id)
@@ -144,12 +132,7 @@ test('Run All: generated cells in order, no model call when up to date, also aft
   expect(replayOrder).toEqual([...generatedIds, 'hand']);
   // Each generated cell ran exactly once more (a replay must not run a cell that the same
   // Run All is about to run anyway).
-  expect(
-    cells
-      .find(c => c.id === 'hand')!
-      .outputs.map(o => o.text)
-      .join('')
-  ).toContain("order ['a', 'b', 'c', 'a', 'b', 'c']");
+  expect(handSaid(cells)).toContain("order ['a', 'b', 'c', 'a', 'b', 'c']");
   await lab.screenshot('04b-run-all-up-to-date');
 
   // Restart and Run All: a fresh kernel, the same notebook, still no model call.
@@ -169,11 +152,6 @@ test('Run All: generated cells in order, no model call when up to date, also aft
     ...generatedIds,
     'hand'
   ]);
-  expect(
-    cells
-      .find(c => c.id === 'hand')!
-      .outputs.map(o => o.text)
-      .join('')
-  ).toContain("order ['a', 'b', 'c']");
+  expect(handSaid(cells)).toContain("order ['a', 'b', 'c']");
   await lab.screenshot('04c-restart-run-all');
 });

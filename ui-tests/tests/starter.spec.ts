@@ -11,288 +11,68 @@
  *    marked "prompt changed"; the mark appears once the prompt really changes.
  */
 
-import { ChildProcess, spawn } from 'child_process';
-import { randomBytes } from 'crypto';
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 
 import {
-  createNotebook,
+  ask,
+  byId,
   expect,
   fenced,
-  ICellInfo,
-  Lab,
-  LOAD_EXT,
   model,
+  openChat,
+  outputText,
+  ownLab,
+  ownLabPort,
   test
 } from './fixtures';
 
-const REPO = path.resolve(__dirname, '..', '..');
-const LOGS = path.join(__dirname, '..', 'artifacts', 'logs');
-/** The local-model test's port (the tests run one at a time). */
-const PORT = Number(
-  process.env.CHAPYTER_UI_LOCAL_LAB_PORT ??
-    Number(process.env.CHAPYTER_UI_LAB_PORT ?? 18811) + 2
-);
 const LOCAL_MODEL = 'SmolLM2-135M-Instruct';
 const STARTER = 'Start here.ipynb';
 const ANSWER_TIMEOUT = 240_000;
 
-interface IStartedLab {
-  url: string;
-  token: string;
-  root: string;
-  notebooks: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-function venvBin(): string | null {
-  const python = process.env.CHAPYTER_UI_PYTHON;
-  const venv = path.join(REPO, '.venv', 'bin');
-  if (python && path.isAbsolute(python)) {
-    return path.dirname(python);
-  }
-  return fs.existsSync(venv) ? venv : null;
-}
-
-/** `scripts/start.sh --no-install` in a fresh folder, as a newcomer with no key runs it. */
-async function startScript(): Promise<IStartedLab> {
-  fs.mkdirSync(LOGS, { recursive: true });
-  fs.rmSync(path.join(LOGS, 'start-sh.log'), { force: true });
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'chapyter-ui-start-'));
-  const notebooks = path.join(root, 'notebooks');
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!/^(OPENAI_|CHAPYTER_)/.test(key)) {
-      env[key] = value;
-    }
-  }
-  Object.assign(env, {
-    // Where start.sh puts its notebooks and lab settings (by default notebooks/ and .venv).
-    CHAPYTER_NOTEBOOK_DIR: notebooks,
-    CHAPYTER_LAB_SETTINGS_DIR: path.join(root, 'lab-settings'),
-    JUPYTER_CONFIG_DIR: path.join(root, 'config'),
-    JUPYTER_DATA_DIR: path.join(root, 'data'),
-    JUPYTER_RUNTIME_DIR: path.join(root, 'runtime'),
-    IPYTHONDIR: path.join(root, 'ipython'),
-    PYTHONUNBUFFERED: '1'
-  });
-  delete env.MPLBACKEND;
-  const bin = venvBin();
-  if (bin) {
-    env.PATH = `${bin}${path.delimiter}${env.PATH ?? ''}`;
-  }
-  const token = randomBytes(24).toString('hex');
-  // Its output is kept here (the one line about the model) and copied to the log.
-  const logFile = path.join(LOGS, 'start-sh.log');
-  let output = '';
-  const child = spawn(
-    'bash',
-    [
-      path.join(REPO, 'scripts', 'start.sh'),
-      '--no-install',
-      '--no-browser',
-      '--ip=127.0.0.1',
-      `--port=${PORT}`,
-      '--ServerApp.port_retries=0',
-      `--IdentityProvider.token=${token}`,
-      '--LabApp.expose_app_in_browser=True',
-      // No user settings of this machine: only what start.sh sets applies.
-      `--LabApp.user_settings_dir=${path.join(root, 'user-settings')}`,
-      `--LabApp.workspaces_dir=${path.join(root, 'workspaces')}`
-    ],
-    { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }
-  );
-  const keep = (chunk: Buffer) => {
-    output += chunk.toString();
-    try {
-      fs.mkdirSync(LOGS, { recursive: true });
-      fs.appendFileSync(logFile, chunk);
-    } catch {
-      // The log is a convenience; the test reads `output`.
-    }
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const lab: IStartedLab = {
-    url: `http://127.0.0.1:${PORT}`,
-    token,
-    root,
-    notebooks,
-    child,
-    output: () => output
-  };
-  // The global teardown stops it too, should this worker die before afterAll.
-  const stateFile = process.env.CHAPYTER_UI_STATE;
-  if (stateFile && fs.existsSync(stateFile)) {
-    const state = JSON.parse(fs.readFileSync(stateFile, 'utf-8'));
-    state.pids.push(child.pid);
-    fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
-  }
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(
-        `start.sh exited with ${child.exitCode}:\n${output.slice(-2000)}`
-      );
-    }
-    const ok = await fetch(`${lab.url}/api/status`, {
-      headers: { Authorization: `token ${token}` }
-    })
-      .then(r => r.ok)
-      .catch(() => false);
-    if (ok) {
-      return lab;
-    }
-    if (Date.now() > deadline) {
-      throw new Error('JupyterLab from start.sh not ready after 180 s');
-    }
-    await new Promise(resolve => setTimeout(resolve, 250));
-  }
-}
-
-/** Every process below `root` whose command line mentions the local model's server. */
-function modelServers(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) {
-      continue;
-    }
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf-8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const found: number[] = [];
-  const todo = [...(children.get(root) ?? [])];
-  while (todo.length) {
-    const pid = todo.pop()!;
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf-8');
-      if (
-        cmd.includes('llama_cpp') ||
-        cmd.includes('chapyter_ext.local_model')
-      ) {
-        found.push(pid);
-      }
-    } catch {
-      continue;
-    }
-    todo.push(...(children.get(pid) ?? []));
-  }
-  return found;
-}
-
-let started: IStartedLab | null = null;
-const seenModelServers = new Set<number>();
-
-function noteModelServers(): void {
-  if (started?.child.pid) {
-    for (const pid of modelServers(started.child.pid)) {
-      seenModelServers.add(pid);
-    }
-  }
-}
-
-async function stopScript(lab: IStartedLab): Promise<void> {
-  noteModelServers();
-  const pid = lab.child.pid!;
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    // Already gone.
-  }
-  const deadline = Date.now() + 30_000;
-  while (lab.child.exitCode === null && lab.child.signalCode === null) {
-    if (Date.now() > deadline) {
-      break;
-    }
-    await new Promise(resolve => setTimeout(resolve, 200));
-  }
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Its group is gone.
-  }
-  // The model's server ends with whoever started it; make sure, and say if not.
-  await new Promise(resolve => setTimeout(resolve, 2000));
-  for (const server of seenModelServers) {
-    try {
-      process.kill(server, 'SIGKILL');
-      console.warn(`start.sh test: killed a leftover model server ${server}`);
-    } catch {
-      // Gone, as it should be.
-    }
-  }
-  if (!process.env.CHAPYTER_UI_KEEP) {
-    fs.rmSync(lab.root, { recursive: true, force: true });
-  }
-}
-
-/** The cell ids and what a test needs, for the starter notebook. */
-function byId(cells: ICellInfo[], id: string): ICellInfo {
-  const cell = cells.find(c => c.id === id);
-  if (!cell) {
-    throw new Error(`no cell ${id}`);
-  }
-  return cell;
-}
-
 test.describe('start.sh', () => {
-  test.beforeAll(async () => {
-    test.setTimeout(200_000);
-    started = await startScript();
-  });
-
-  test.afterAll(async () => {
-    test.setTimeout(60_000);
-    if (started) {
-      const lab = started;
-      started = null;
-      await stopScript(lab);
+  const started = ownLab(
+    {
+      name: 'start-sh',
+      port: ownLabPort(),
+      model: 'bundled',
+      launch: 'start.sh'
+    },
+    ({ leftover }) => {
+      // The model's server ends with whoever started it; say if not.
+      for (const pid of leftover) {
+        console.warn(`start.sh test: killed a leftover model server ${pid}`);
+      }
     }
-  });
+  );
+  test.use({ autoOpen: false });
 
   test('opens the starter notebook; the bundled model answers %%ai with a cell that runs', async ({
+    lab,
     page
   }, testInfo) => {
     test.setTimeout(600_000);
-    const lab = new Lab(page, testInfo, started!);
 
     // One line says which model answers and how to configure a better one.
-    const said = started!
+    const said = started()
       .output()
       .split('\n')
       .filter(line => line.startsWith('Model: '));
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(LOCAL_MODEL);
     expect(said[0]).toContain('OPENAI_API_KEY');
-    expect(fs.existsSync(path.join(started!.notebooks, STARTER))).toBe(true);
+    expect(fs.existsSync(path.join(started().notebooks, STARTER))).toBe(true);
 
     // The URL JupyterLab prints (its default URL) opens the starter notebook.
-    await page.goto(`${started!.url}/?token=${started!.token}`);
-    await page.waitForFunction(() => !!(window as any).jupyterapp, null, {
-      timeout: 120_000
-    });
-    await page.evaluate(async () => {
-      const app = (window as any).jupyterapp;
-      await app.started;
-      await app.restored;
-    });
+    await lab.goto('/');
     await expect
       .poll(() => lab.currentPath(), { timeout: 60_000 })
       .toBe(STARTER);
     await lab.waitForKernelIdle(STARTER);
 
     // The chat, with nothing over it: the news pop-up is off.
-    await lab.command('chapyter-ext:open-chat');
-    const panel = page.getByRole('region', { name: 'AI Chat' });
-    await expect(panel).toBeVisible();
+    const panel = await openChat(lab);
     await expect(panel.getByRole('combobox', { name: 'Model' })).toHaveValue(
       LOCAL_MODEL
     );
@@ -356,7 +136,7 @@ test.describe('start.sh', () => {
           .join('')
       ).toContain('Up to date');
     }
-    expect(modelServers(started!.child.pid!)).toEqual([]);
+    expect(started().modelServers()).toEqual([]);
     await lab.screenshot('starter-02-run-all-replayed');
 
     // The context preview, readable.
@@ -369,16 +149,11 @@ test.describe('start.sh', () => {
 
     // A newcomer's own request, with the bundled model: edit the prompt, Shift+Enter. The
     // tiny model sometimes writes no code: like a person, ask again (at most 3 times).
-    await page.evaluate(file => {
-      const app = (window as any).jupyterapp;
-      const nb = Array.from(app.shell.widgets('main')).find(
-        (w: any) => w.context?.path === file
-      ) as any;
-      const cell = nb.content.model.cells.get(
-        nb.content.widgets.findIndex((w: any) => w.model.id === 'ask-mean')
-      );
-      cell.sharedModel.setSource('%%ai\nmean of the price column into avg');
-    }, STARTER);
+    await lab.setSource(
+      STARTER,
+      'ask-mean',
+      '%%ai\nmean of the price column into avg'
+    );
     let said2 = '';
     for (let attempt = 1; attempt <= 3; attempt++) {
       await lab.waitForKernelIdle(STARTER, ANSWER_TIMEOUT);
@@ -395,10 +170,8 @@ test.describe('start.sh', () => {
         'the bundled model answered (or said in one line why not)',
         ANSWER_TIMEOUT
       );
-      noteModelServers();
-      said2 = byId(cells, 'ask-mean')
-        .outputs.map(o => o.text)
-        .join('\n');
+      started().modelServers();
+      said2 = outputText(byId(cells, 'ask-mean'));
       testInfo.annotations.push({
         type: `%%ai attempt ${attempt}`,
         description: said2
@@ -444,7 +217,6 @@ test.describe('start.sh', () => {
     // and only code that passed the server's checks is offered at all. The tiny model
     // readily repeats what it is shown: ask it to repeat a code block (at most 3 times,
     // until an answer holds one that passes).
-    const ask = panel.getByRole('textbox', { name: 'Ask AI' });
     const bars = panel.locator(
       '.jp-Chapyter-chatMessage.jp-mod-assistant .jp-Chapyter-codeActions'
     );
@@ -452,14 +224,14 @@ test.describe('start.sh', () => {
       has: page.getByRole('button', { name: 'Insert below' })
     });
     for (let attempt = 1; attempt <= 3; attempt++) {
-      await ask.fill(
+      await ask(
+        panel,
         'Repeat this Python code block exactly:\n\n```python\ny = 5\n```'
       );
-      await ask.press('Enter');
       await expect(panel.getByRole('button', { name: 'Stop' })).toBeHidden({
         timeout: ANSWER_TIMEOUT
       });
-      noteModelServers();
+      started().modelServers();
       if ((await blocks.count()) > 0) {
         break;
       }
@@ -519,12 +291,9 @@ test('no "prompt changed" while the code streams into the generated cell', async
     chunk_size: 4,
     chunk_delay: 0.1
   });
-  const file = await createNotebook('streaming-not-stale', [
-    { id: 'load', source: LOAD_EXT },
+  const file = await lab.aiNotebook('streaming-not-stale', [
     { id: 'prompt', source: '%%ai\nset v0 to v11' }
   ]);
-  await lab.openNotebook(file);
-  await lab.runCell(file, 'load');
   await lab.waitForKernelIdle(file);
   await lab.runCell(file, 'prompt');
 
@@ -560,24 +329,12 @@ test('no "prompt changed" while the code streams into the generated cell', async
   expect(samples.filter(s => s.stale)).toEqual([]);
 
   // The label appears when the prompt really changed afterwards.
-  await page.evaluate(file => {
-    const app = (window as any).jupyterapp;
-    const panel = Array.from(app.shell.widgets('main')).find(
-      (w: any) => w.context?.path === file
-    ) as any;
-    const cell = panel.content.widgets.find(
-      (w: any) => w.model.id === 'prompt'
-    );
-    cell.model.sharedModel.setSource('%%ai\nset v0 to v10');
-  }, file);
-  await lab.waitForCells(
+  await lab.setSource(file, 'prompt', '%%ai\nset v0 to v10');
+  await lab.waitForPair(
     file,
-    cells => {
-      const index = cells.findIndex(c => c.id === 'prompt');
-      return cells[index + 1].classes.includes('jp-Chapyter-stale');
-    },
+    ({ below }) => !!below?.classes.includes('jp-Chapyter-stale'),
     'the generated cell is marked "prompt changed"',
-    10_000
+    { timeout: 10_000 }
   );
   await lab.screenshot('starter-07-prompt-changed');
 });

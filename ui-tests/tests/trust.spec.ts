@@ -11,15 +11,18 @@ import * as http from 'http';
 import * as path from 'path';
 
 import {
-  createNotebook,
+  ask,
+  askAndWait,
+  chatAnswers,
+  chatNotebook,
   expect,
   fenced,
-  jupyterApi,
   Lab,
   model,
+  openChat,
   test
 } from './fixtures';
-import { resetAgentSettings } from './agent-helpers';
+import { openAgent, resetAgentSettings } from './agent-helpers';
 
 /** The exfil server's ports: their own range, apart from JupyterLab's and the model's. */
 const EXFIL_PORTS = [18831, 18832, 18833, 18834, 18835];
@@ -91,25 +94,18 @@ function foreignRequests(page: Page): string[] {
   return seen;
 }
 
-async function chatNotebook(name: string): Promise<string> {
-  const file = await createNotebook(name, [{ id: 'first', source: 'x = 0' }]);
-  await jupyterApi(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
-  );
+/** A one-cell notebook (`first`) with no chat history, opened. */
+async function trustNotebook(lab: Lab, name: string): Promise<string> {
+  const file = await chatNotebook(name, [{ id: 'first', source: 'x = 0' }]);
+  await lab.openNotebook(file);
   return file;
 }
 
 /** Open the chat, ask, and wait until the (scripted) answer is complete. */
 async function askChat(lab: Lab, text: string): Promise<Locator> {
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-  await expect(panel).toBeVisible();
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
-  await input.fill(text);
-  await input.press('Enter');
-  await expect(panel.getByRole('button', { name: 'Send' })).toBeVisible();
-  const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  const panel = await openChat(lab);
+  await askAndWait(panel, text);
+  const answer = chatAnswers(panel);
   await expect(answer).toHaveAttribute('aria-busy', 'false');
   return answer;
 }
@@ -136,8 +132,7 @@ test('code hidden in raw HTML is shown as text and never inserted or run', async
     fenced(code) +
     '\n\nDone.';
   await model.script(answer);
-  const file = await chatNotebook('trust-hidden');
-  await lab.openNotebook(file);
+  const file = await trustNotebook(lab, 'trust-hidden');
   await lab.focusEditor(file, 'first');
 
   const reply = await askChat(lab, 'Print something');
@@ -217,8 +212,7 @@ test('showing an answer fetches nothing; an image loads on a click naming its ho
       'See [the docs](https://docs.example/pandas) for more.'
     ].join('\n');
     await model.script(answer);
-    const file = await chatNotebook('trust-images');
-    await lab.openNotebook(file);
+    await trustNotebook(lab, 'trust-images');
 
     const reply = await askChat(lab, 'Plot it');
     await settle(lab.page);
@@ -293,8 +287,7 @@ test('the <redacted> marker stays visible in prose and in code', async ({
       fenced(code) +
       '\n\nUse `<redacted>` nowhere else.'
   );
-  const file = await chatNotebook('trust-redacted');
-  await lab.openNotebook(file);
+  await trustNotebook(lab, 'trust-redacted');
   const reply = await askChat(lab, 'Connect the client');
   await expect(reply).toContainText(
     'Your key is <redacted>, so I left it out.'
@@ -337,8 +330,7 @@ test('an answer keeps its Markdown; a block nested in a list or quote has its ow
       'Costs $5 and $6, *nothing* else.'
     ].join('\n')
   );
-  const file = await chatNotebook('trust-markdown');
-  await lab.openNotebook(file);
+  const file = await trustNotebook(lab, 'trust-markdown');
   await lab.focusEditor(file, 'first');
   const seen = foreignRequests(lab.page);
   const reply = await askChat(lab, 'Clean the data');
@@ -378,21 +370,13 @@ test('an agent step shows its invisible characters, and runs exactly that code',
     },
     'Done.'
   );
-  const file = await chatNotebook('trust-agent');
-  await lab.openNotebook(file);
+  const file = await trustNotebook(lab, 'trust-agent');
   await lab.focusEditor(file, 'first');
   try {
-    await lab.command('chapyter-ext:open-chat');
-    const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-    await panel.getByRole('checkbox', { name: 'Agent mode' }).check();
-    await panel
-      .getByRole('combobox', { name: 'Approval policy' })
-      .selectOption({ label: 'Ask before every run' });
-    const input = panel.getByRole('textbox', { name: 'Ask AI' });
-    await input.fill('Check access');
-    await input.press('Enter');
+    const panel = await openAgent(lab, 'Ask before every run');
+    await ask(panel, 'Check access');
 
-    const answer = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+    const answer = chatAnswers(panel);
     const proposed = answer.getByLabel('Proposed code');
     await expect(proposed).toBeVisible({ timeout: 60_000 });
     await expect(proposed.locator('.jp-Chapyter-invisibleChar')).toHaveText([

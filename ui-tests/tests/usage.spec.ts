@@ -3,16 +3,20 @@
  * total; a spent budget (a LiteLLM proxy's refusal) is one line naming the limit.
  */
 
-import { createNotebook, expect, jupyterApi, model, test } from './fixtures';
+import {
+  ask,
+  chatAnswers,
+  chatNotebook,
+  expect,
+  model,
+  openChat,
+  test
+} from './fixtures';
 
 test('each answer shows its tokens, the header the running total; a spent budget is one line', async ({
   lab
 }) => {
-  const file = await createNotebook('usage', [{ id: 'a', source: 'x = 1' }]);
-  await jupyterApi(
-    'DELETE',
-    `/chapyter-ext/history?notebook=${encodeURIComponent(file)}`
-  );
+  const file = await chatNotebook('usage', [{ id: 'a', source: 'x = 1' }]);
   await model.script(
     {
       content: 'One.',
@@ -28,14 +32,11 @@ test('each answer shows its tokens, the header the running total; a spent budget
     }
   );
   await lab.openNotebook(file);
-  await lab.command('chapyter-ext:open-chat');
-  const panel = lab.page.getByRole('region', { name: 'AI Chat' });
-  const input = panel.getByRole('textbox', { name: 'Ask AI' });
+  const panel = await openChat(lab);
   const total = panel.getByRole('status', { name: "This notebook's usage" });
 
-  await input.fill('first question');
-  await input.press('Enter');
-  const answers = panel.locator('.jp-Chapyter-chatMessage.jp-mod-assistant');
+  await ask(panel, 'first question');
+  const answers = chatAnswers(panel);
   await expect(
     answers.nth(0).locator('.jp-Chapyter-chatMessageUsage')
   ).toHaveText('1,234 tokens (1,200 in, 34 out)');
@@ -43,8 +44,7 @@ test('each answer shows its tokens, the header the running total; a spent budget
     'This notebook: 1,234 tokens (1,200 in, 34 out)'
   );
 
-  await input.fill('second question');
-  await input.press('Enter');
+  await ask(panel, 'second question');
   await expect(
     answers.nth(1).locator('.jp-Chapyter-chatMessageUsage')
   ).toHaveText('866 tokens (800 in, 66 out)');
@@ -52,8 +52,7 @@ test('each answer shows its tokens, the header the running total; a spent budget
     'This notebook: 2,100 tokens (2,000 in, 100 out)'
   );
 
-  await input.fill('third question');
-  await input.press('Enter');
+  await ask(panel, 'third question');
   const line = panel.locator('.jp-Chapyter-chatErrorText');
   await expect(line).toContainText(
     'is used up (HTTP 400): Budget has been exceeded! Current cost: 10.0124, Max budget: 10.0. Ask your administrator to raise it, or wait until it resets.'
