@@ -23,32 +23,35 @@ import argparse
 import asyncio
 import json
 import os
-import secrets
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
-from loopback import free_port, post_json, wait_for
+from loopback import JupyterServer, fake_model, jupyter_server, post_json
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-STEP_CODE = "x = 6 * 7"
+from chapyter_ext.testing.sse import SSEReader
+
+# Each step sets a new name: the loop never runs the same call twice, nor two steps in a row
+# that change nothing.
+STEP_CODE = "x{} = 6 * 7"
 
 
 def script_turn(fake_url: str, steps: int) -> None:
     """``steps`` tool calls running STEP_CODE, then an answer."""
-    call = {"name": "run_code", "arguments": {"code": STEP_CODE, "purpose": "compute"}}
-    replies = [{"content": "", "tool_calls": [call], "chunk_size": 4096} for _ in range(steps)]
+    calls = [
+        {"name": "run_code", "arguments": {"code": STEP_CODE.format(i), "purpose": "compute"}}
+        for i in range(steps)
+    ]
+    replies = [{"content": "", "tool_calls": [call], "chunk_size": 4096} for call in calls]
     replies.append({"content": "x is 42.", "chunk_size": 4096})
     post_json(f"{fake_url}/_control/reset", {})
     post_json(f"{fake_url}/_control/script", {"replies": replies})
 
 
-async def server_turn(client, base: str, token: str, notebook: str) -> list[float]:
+async def server_turn(client, server: JupyterServer, notebook: str) -> list[float]:
     """One agent turn, the client answering each step at once; seconds between steps."""
-    headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
-    buffer = b""
+    sse = SSEReader()
     stamps: list[float] = []
     message_id = ""
     pending: list[asyncio.Future] = []
@@ -67,35 +70,29 @@ async def server_turn(client, base: str, token: str, notebook: str) -> list[floa
         }
         await client.fetch(
             HTTPRequest(
-                f"{base}chapyter-ext/agent/result",
+                f"{server.base}chapyter-ext/agent/result",
                 method="POST",
                 body=json.dumps(result),
-                headers=headers,
+                headers=server.headers,
             )
         )
 
     def on_chunk(chunk: bytes) -> None:
-        nonlocal buffer, message_id
-        buffer += chunk
-        while b"\n\n" in buffer:
-            raw, buffer = buffer.split(b"\n\n", 1)
-            lines = raw.decode().split("\n")
-            event = next((ln[7:] for ln in lines if ln.startswith("event: ")), "")
-            data = next((ln[6:] for ln in lines if ln.startswith("data: ")), "")
+        nonlocal message_id
+        for event, data in sse.parse(chunk):
             if event == "start":
-                message_id = json.loads(data)["message_id"]
+                message_id = data["message_id"]
             elif event == "step":
                 stamps.append(time.perf_counter())
-                step = json.loads(data)
-                pending.append(loop.create_task(answer(step["step_id"], len(stamps))))
+                pending.append(loop.create_task(answer(data["step_id"], len(stamps))))
 
     body = {"notebook": notebook, "message": "compute x", "policy": "never", "context": None}
     await client.fetch(
         HTTPRequest(
-            f"{base}chapyter-ext/agent",
+            f"{server.base}chapyter-ext/agent",
             method="POST",
             body=json.dumps(body),
-            headers=headers,
+            headers=server.headers,
             streaming_callback=on_chunk,
             request_timeout=600,
         )
@@ -104,39 +101,20 @@ async def server_turn(client, base: str, token: str, notebook: str) -> list[floa
     return [b - a for a, b in zip(stamps, stamps[1:])]
 
 
-def measure_server(fake_url: str, root: str, steps: int, turns: int) -> list[float]:
-    token = secrets.token_hex(16)
-    port = free_port()
-    env = {**os.environ, "OPENAI_BASE_URL": f"{fake_url}/v1", "OPENAI_API_KEY": "sk-bench"}
-    env["CHAPYTER_MODEL"] = "fake-model"
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyter_server", "--no-browser",
-            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-            "--allow-root", f"--Chapyter.agent_max_steps={steps + 1}",
-            f"--ChapyterExtApp.history_dir={root}/history",
-        ],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        base = f"http://127.0.0.1:{port}/"
-        wait_for(f"{base}api/status", token)
+def measure_server(fake_url: str, steps: int, turns: int) -> list[float]:
+    with jupyter_server(f"{fake_url}/v1", f"--Chapyter.agent_max_steps={steps + 1}") as server:
 
         async def run() -> list[float]:
             client = AsyncHTTPClient()
             gaps: list[float] = []
             for i in range(turns + 1):
                 script_turn(fake_url, steps)
-                turn = await server_turn(client, base, token, f"bench/agent{i}.ipynb")
+                turn = await server_turn(client, server, f"bench/agent{i}.ipynb")
                 if i:  # the first turn warms up (imports, first connections)
                     gaps.extend(turn)
             return gaps
 
         return asyncio.run(run())
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def kernel_run_times(n: int) -> list[float]:
@@ -146,11 +124,11 @@ def kernel_run_times(n: int) -> list[float]:
     km, kc = start_new_kernel(kernel_name="python3")
     try:
         for _ in range(3):
-            kc.execute_interactive(STEP_CODE, timeout=60, output_hook=lambda msg: None)
+            kc.execute_interactive(STEP_CODE.format(0), timeout=60, output_hook=lambda msg: None)
         times = []
         for _ in range(n):
             started = time.perf_counter()
-            kc.execute_interactive(STEP_CODE, timeout=60, output_hook=lambda msg: None)
+            kc.execute_interactive(STEP_CODE.format(0), timeout=60, output_hook=lambda msg: None)
             times.append(time.perf_counter() - started)
         return times
     finally:
@@ -188,21 +166,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="steps per turn")
     parser.add_argument("--turns", type=int, default=5, help="server turns measured")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as root:
-        fake_port = free_port()
-        fake = subprocess.Popen(
-            [sys.executable, "-m", "chapyter_ext.testing.openai_server", f"--port={fake_port}"],
-            stdout=subprocess.DEVNULL,
-        )
-        fake_url = f"http://127.0.0.1:{fake_port}"
-        try:
-            wait_for(f"{fake_url}/v1/models")
-            server = measure_server(fake_url, root, args.steps, args.turns)
-            kernel = kernel_run_times(args.steps * 2)
-            headless = headless_step_times(fake_url, root, args.steps)
-        finally:
-            fake.terminate()
-            fake.wait(10)
+    with tempfile.TemporaryDirectory() as root, fake_model() as fake_url:
+        server = measure_server(fake_url, args.steps, args.turns)
+        kernel = kernel_run_times(args.steps * 2)
+        headless = headless_step_times(fake_url, root, args.steps)
     result = {
         "server_per_step_ms": ms(server),
         "server_steps_measured": len(server),

@@ -16,18 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import secrets
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from loopback import free_port, wait_for
+from loopback import jupyter_server
+
+from chapyter_ext.testing.sse import SSEReader
 
 SNAPSHOT = {
     "path": "a.ipynb",
@@ -46,47 +44,29 @@ async def one_server(fake, warm: bool, pause: float, asks: int) -> tuple[float, 
     """(first request to model byte, first request to token, median warm request to token)."""
     from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-    port, token = free_port(), secrets.token_hex(8)
-    root = tempfile.mkdtemp(prefix="chapyter-first-chat-")
-    env = dict(
-        os.environ,
-        JUPYTER_CONFIG_DIR=f"{root}/config",
-        JUPYTER_DATA_DIR=f"{root}/data",
-        JUPYTER_RUNTIME_DIR=f"{root}/runtime",
-        OPENAI_BASE_URL=fake.base_url,
-        OPENAI_API_KEY="sk-bench",
-        CHAPYTER_MODEL="fake-model",
-    )
-    args = [
-        sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
-        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}", "--ServerApp.jpserver_extensions={'chapyter_ext': True}",
+    options = (
+        "--ServerApp.jpserver_extensions={'chapyter_ext': True}",
         f"--Chapyter.warm_up={warm}",
-    ]  # fmt: skip
-    if os.getuid() == 0:
-        args.append("--allow-root")
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_for(f"{base}/api/status", token)
+    )
+    with jupyter_server(fake.base_url, *options) as server:
         await asyncio.sleep(pause)
         http = AsyncHTTPClient()
-        headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
         body = json.dumps({"notebook": "a.ipynb", "message": "How much rain?", "context": SNAPSHOT})
         samples = []
         for _ in range(asks):
+            sse = SSEReader()
             got: dict[str, float] = {}
 
-            def on_chunk(chunk: bytes, got: dict[str, float] = got) -> None:
-                if b"event: token" in chunk and "token" not in got:
+            def on_chunk(chunk: bytes, sse: SSEReader = sse, got: dict[str, float] = got) -> None:
+                if "token" not in got and any(name == "token" for name, _ in sse.parse(chunk)):
                     got["token"] = time.time()
 
             sent = time.time()
             await http.fetch(
                 HTTPRequest(
-                    f"{base}/chapyter-ext/chat",
+                    f"{server.base}chapyter-ext/chat",
                     method="POST",
-                    headers=headers,
+                    headers=server.headers,
                     body=body,
                     streaming_callback=on_chunk,
                 )
@@ -95,9 +75,6 @@ async def one_server(fake, warm: bool, pause: float, asks: int) -> tuple[float, 
             samples.append((first_chunk - sent, got["token"] - sent))
         warm_median = statistics.median(s[1] for s in samples[2:])
         return samples[0][0], samples[0][1], warm_median
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 async def main() -> None:

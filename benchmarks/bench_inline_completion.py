@@ -21,18 +21,14 @@ import argparse
 import asyncio
 import json
 import os
-import secrets
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from urllib.request import urlopen
 
-from loopback import free_port, post_json, wait_for
+from loopback import JupyterServer, fake_model, get_json, jupyter_server
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from chapyter_ext.testing.openai_server import Reply
+from chapyter_ext.testing.sse import SSEReader
 
 SUGGESTION = "upby('city').temp_c.mean()"
 BODY = {
@@ -63,32 +59,30 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
-async def measure(base: str, token: str, fake_url: str, n: int, pid: int) -> dict:
+async def measure(server: JupyterServer, fake_url: str, n: int) -> dict:
     client = AsyncHTTPClient()
-    headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
 
     async def route() -> tuple[float, float]:
         started = time.perf_counter()
         first = 0.0
-        buffer = b""
+        sse = SSEReader()
 
         def on_chunk(chunk: bytes) -> None:
-            nonlocal first, buffer
-            buffer += chunk
-            if not first and b"event: token" in buffer:
+            nonlocal first
+            if any(name == "token" for name, _ in sse.parse(chunk)) and not first:
                 first = time.perf_counter()
 
         await client.fetch(
             HTTPRequest(
-                f"{base}chapyter-ext/complete",
+                f"{server.base}chapyter-ext/complete",
                 method="POST",
                 body=json.dumps(BODY),
-                headers=headers,
+                headers=server.headers,
                 streaming_callback=on_chunk,
             )
         )
         ended = time.perf_counter()
-        assert b"event: done" in buffer and SUGGESTION.encode() in buffer, buffer
+        assert sse.names[-1] == "done" and "".join(sse.tokens()) == SUGGESTION, sse.events
         return (first - started) * 1000, (ended - started) * 1000
 
     # The exact body the server sends upstream, taken from the model's record of it.
@@ -115,9 +109,9 @@ async def measure(base: str, token: str, fake_url: str, n: int, pid: int) -> dic
     cpu = 0.0
     for _ in range(n):
         direct_total.append(await direct())
-        before = cpu_seconds(pid)
+        before = cpu_seconds(server.pid)
         first, total = await route()
-        cpu += cpu_seconds(pid) - before
+        cpu += cpu_seconds(server.pid) - before
         route_first.append(first)
         route_total.append(total)
     return {
@@ -131,50 +125,14 @@ async def measure(base: str, token: str, fake_url: str, n: int, pid: int) -> dic
     }
 
 
-def get_json(url: str) -> dict:
-    """GET a JSON body (the loopback model's control API)."""
-    with urlopen(url) as response:
-        return json.loads(response.read())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     args = parser.parse_args()
-    token = secrets.token_hex(16)
-    port, fake_port = free_port(), free_port()
-    with tempfile.TemporaryDirectory() as root:
-        fake = subprocess.Popen(
-            [sys.executable, "-m", "chapyter_ext.testing.openai_server", f"--port={fake_port}"],
-            stdout=subprocess.DEVNULL,
-        )
-        fake_url = f"http://127.0.0.1:{fake_port}"
-        try:
-            wait_for(f"{fake_url}/v1/models")
-            reply = Reply(content=SUGGESTION, chunk_size=8).to_dict()
-            post_json(f"{fake_url}/_control/default", {"reply": reply})
-            env = {**os.environ, "OPENAI_BASE_URL": f"{fake_url}/v1", "OPENAI_API_KEY": "sk-bench"}
-            env["CHAPYTER_MODEL"] = "fake-model"
-            server = subprocess.Popen(
-                [
-                    sys.executable, "-m", "jupyter_server", "--no-browser",
-                    f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-                    f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-                    "--allow-root", f"--ChapyterExtApp.history_dir={root}/history",
-                ],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-            try:
-                base = f"http://127.0.0.1:{port}/"
-                wait_for(f"{base}api/status", token)
-                result = asyncio.run(measure(base, token, fake_url, args.requests, server.pid))
-                print(json.dumps(result, indent=2))
-            finally:
-                server.terminate()
-                server.wait(10)
-        finally:
-            fake.terminate()
-            fake.wait(10)
+    reply = Reply(content=SUGGESTION, chunk_size=8).to_dict()
+    with fake_model(reply) as fake_url, jupyter_server(f"{fake_url}/v1") as server:
+        result = asyncio.run(measure(server, fake_url, args.requests))
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -13,18 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import secrets
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 
-from loopback import free_port, post_json, wait_for
+from loopback import JupyterServer, fake_model, jupyter_server
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from chapyter_ext.testing.openai_server import Reply
+from chapyter_ext.testing.sse import SSEReader
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -32,51 +28,47 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def probe(client, base: str, token: str, n: int) -> list[float]:
+async def probe(client, server: JupyterServer, n: int) -> list[float]:
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        await client.fetch(f"{base}api/status", headers={"Authorization": f"token {token}"})
+        await client.fetch(f"{server.base}api/status", headers=server.headers)
         times.append((time.perf_counter() - t) * 1000)
     return times
 
 
-async def chat(client, base: str, token: str, i: int, first_token: asyncio.Event, done: list):
-    tokens = 0
+async def chat(client, server: JupyterServer, i: int, first_token: asyncio.Event, done: list):
+    sse = SSEReader()
 
     def on_chunk(chunk: bytes) -> None:
-        nonlocal tokens
-        if b"event: token" in chunk:
-            tokens += 1
+        if any(name == "token" for name, _ in sse.parse(chunk)):
             first_token.set()
 
     body = json.dumps({"notebook": f"bench/{i}.ipynb", "message": f"explain {i}"})
     await client.fetch(
         HTTPRequest(
-            f"{base}chapyter-ext/chat",
+            f"{server.base}chapyter-ext/chat",
             method="POST",
             body=body,
-            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+            headers=server.headers,
             streaming_callback=on_chunk,
             request_timeout=600,
         )
     )
-    done.append(tokens)
+    done.append(len(sse.tokens()))
 
 
-async def measure(base: str, token: str, chats: int, probes: int) -> dict:
+async def measure(server: JupyterServer, chats: int, probes: int) -> dict:
     AsyncHTTPClient.configure(None, max_clients=chats + 8)
     client = AsyncHTTPClient()
-    await probe(client, base, token, 20)  # warm-up
-    idle = await probe(client, base, token, probes)
+    await probe(client, server, 20)  # warm-up
+    idle = await probe(client, server, probes)
     started = asyncio.Event()
     done: list[int] = []
-    tasks = [
-        asyncio.ensure_future(chat(client, base, token, i, started, done)) for i in range(chats)
-    ]
+    tasks = [asyncio.ensure_future(chat(client, server, i, started, done)) for i in range(chats)]
     await asyncio.wait_for(started.wait(), 60)
     await asyncio.sleep(0.5)
-    busy = await probe(client, base, token, probes)
+    busy = await probe(client, server, probes)
     streaming_during_probe = len(done) == 0
     await asyncio.gather(*tasks)
     return {
@@ -97,51 +89,14 @@ def main() -> None:
     parser.add_argument("--chats", type=int, default=50)
     parser.add_argument("--probes", type=int, default=300)
     args = parser.parse_args()
-    token = secrets.token_hex(16)
-    port = free_port()
-    with tempfile.TemporaryDirectory() as root:
-        # The fake model runs in its own process, so its threads do not compete with the
-        # probes for this process's GIL.
-        fake_port = free_port()
-        fake = subprocess.Popen(
-            [sys.executable, "-m", "chapyter_ext.testing.openai_server", f"--port={fake_port}"],
-            stdout=subprocess.DEVNULL,
-        )
-        fake_url = f"http://127.0.0.1:{fake_port}"
-        try:
-            run_against(fake_url, root, token, port, args)
-        finally:
-            fake.terminate()
-            fake.wait(10)
-
-
-def run_against(fake_url: str, root: str, token: str, port: int, args) -> None:
-    """Start the Jupyter server against the fake model and print the measurements."""
-    wait_for(f"{fake_url}/v1/models")
-    # ~60 chunks, 0.25 s apart: every chat streams for ~15 s, longer than the busy probes.
+    # ~60 chunks, 0.25 s apart: every chat streams for ~15 s, longer than the busy probes. The
+    # fake model runs in its own process, so its threads do not compete with the probes for
+    # this process's GIL.
     reply = Reply(content="word " * 240, chunk_size=20, chunk_delay=0.25).to_dict()
-    post_json(f"{fake_url}/_control/default", {"reply": reply})
-    env = {**os.environ, "OPENAI_BASE_URL": f"{fake_url}/v1", "OPENAI_API_KEY": "sk-bench"}
-    env["CHAPYTER_MODEL"] = "fake-model"
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyter_server", "--no-browser",
-            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-            "--allow-root",
-            f"--ChapyterExtApp.max_concurrent_streams={args.chats + 5}",
-            f"--ChapyterExtApp.history_dir={root}/history",
-        ],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        base = f"http://127.0.0.1:{port}/"
-        wait_for(f"{base}api/status", token)
-        result = asyncio.run(measure(base, token, args.chats, args.probes))
-        print(json.dumps(result, indent=2))
-    finally:
-        server.terminate()
-        server.wait(10)
+    streams = f"--ChapyterExtApp.max_concurrent_streams={args.chats + 5}"
+    with fake_model(reply) as fake_url, jupyter_server(f"{fake_url}/v1", streams) as server:
+        result = asyncio.run(measure(server, args.chats, args.probes))
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,20 @@
-"""What the server benchmarks share: a free loopback port, a JSON POST, waiting for a URL."""
+"""What the server benchmarks share: a free loopback port, a JSON POST, waiting for a URL, the
+loopback model in its own process, and the one way they start a real ``jupyter server``."""
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import socket
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 from urllib.request import Request, urlopen
 
 
@@ -21,6 +31,12 @@ def post_json(url: str, data: dict) -> None:
     urlopen(Request(url, data=body, headers={"Content-Type": "application/json"}))
 
 
+def get_json(url: str) -> Any:
+    """GET a JSON body (the loopback model's control API)."""
+    with urlopen(url) as response:
+        return json.loads(response.read())
+
+
 def wait_for(url: str, token: str = "", timeout: float = 90) -> None:
     """Poll ``url`` (with Jupyter's token) until it answers, or raise after ``timeout`` s."""
     deadline = time.time() + timeout
@@ -32,3 +48,80 @@ def wait_for(url: str, token: str = "", timeout: float = 90) -> None:
             if time.time() > deadline:
                 raise
             time.sleep(0.3)
+
+
+@contextmanager
+def fake_model(default_reply: dict[str, Any] | None = None) -> Iterator[str]:
+    """The loopback OpenAI-compatible server in its own process (its threads do not compete
+    with the measuring process for the GIL), answering ``default_reply`` (``Reply.to_dict()``)
+    when nothing is scripted; yields its URL (without ``/v1``), stops it on the way out."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chapyter_ext.testing.openai_server", f"--port={port}"],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(f"{url}/v1/models")
+        if default_reply is not None:
+            post_json(f"{url}/_control/default", {"reply": default_reply})
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@dataclass
+class JupyterServer:
+    """A running ``jupyter server`` with chapyter-ext."""
+
+    #: ``http://127.0.0.1:<port>/``
+    base: str
+    token: str
+    pid: int
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """A JSON request's headers, with the token."""
+        return {"Authorization": f"token {self.token}", "Content-Type": "application/json"}
+
+
+@contextmanager
+def jupyter_server(
+    model_base_url: str, *options: str, root: str | None = None
+) -> Iterator[JupyterServer]:
+    """A real ``jupyter server`` with chapyter-ext on a free loopback port, talking to the
+    OpenAI-compatible endpoint ``model_base_url`` (model ``fake-model``), with more command-line
+    ``options``. It serves ``root`` (a new temporary folder by default) and keeps its Jupyter
+    config, data and runtime files and its chat histories there, so no user setting leaks in.
+    Stopped on the way out."""
+    with tempfile.TemporaryDirectory(prefix="chapyter-bench-") as scratch:
+        root = root or scratch
+        port, token = free_port(), secrets.token_hex(16)
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": model_base_url,
+            "OPENAI_API_KEY": "sk-bench",
+            "CHAPYTER_MODEL": "fake-model",
+            "JUPYTER_CONFIG_DIR": f"{root}/config",
+            "JUPYTER_DATA_DIR": f"{root}/data",
+            "JUPYTER_RUNTIME_DIR": f"{root}/runtime",
+        }
+        args = [
+            sys.executable, "-m", "jupyter_server", "--no-browser",
+            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+            f"--ChapyterExtApp.history_dir={root}/history", *options,
+        ]  # fmt: skip
+        if os.getuid() == 0:
+            args.append("--allow-root")
+        process = subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            base = f"http://127.0.0.1:{port}/"
+            wait_for(f"{base}api/status", token)
+            yield JupyterServer(base, token, process.pid)
+        finally:
+            process.terminate()
+            process.wait(30)

@@ -8,28 +8,16 @@ import json
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import websocket
 
+from chapyter_ext.testing.sse import SSEReader
+
 from .harness import PASSWORD, Hub
 
 # -- a user ------------------------------------------------------------------------------------
-
-
-@dataclass
-class SSE:
-    """The events of one streamed reply."""
-
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.events]
-
-    def first(self, name: str) -> dict[str, Any]:
-        return next(data for event, data in self.events if event == name)
 
 
 class User:
@@ -68,19 +56,14 @@ class User:
 
     def stream(
         self, path: str, body: Any, on_event: Callable[[str, dict[str, Any]], None] | None = None
-    ) -> SSE:
+    ) -> SSEReader:
         """POST and read the server-sent events to the end; ``on_event`` sees each as it comes."""
-        sse = SSE()
+        sse = SSEReader()
         url = f"{self.base}/{path}"
         with httpx.stream("POST", url, headers=self.headers, json=body, timeout=180) as response:
             assert response.status_code == 200, response.read()
-            name = "message"
-            for line in response.iter_lines():
-                if line.startswith("event: "):
-                    name = line[len("event: ") :]
-                elif line.startswith("data: "):
-                    data = json.loads(line[len("data: ") :])
-                    sse.events.append((name, data))
+            for chunk in response.iter_bytes():
+                for name, data in sse.parse(chunk):
                     if on_event is not None:
                         on_event(name, data)
         return sse

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from .conftest import SSEReader
+from chapyter_ext.testing.sse import SSEReader
 
 NOTEBOOK = "work/agent.ipynb"
 QUESTION = "What is six times seven?"
@@ -106,7 +106,7 @@ class Browser:
         )
 
     def steps(self) -> list[dict[str, Any]]:
-        return [data for name, data, _ in self.reader.events if name == "step"]
+        return self.reader.all("step")
 
     @property
     def message_id(self) -> str:

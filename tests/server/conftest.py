@@ -1,14 +1,12 @@
 """Fixtures for the server extension: a real Jupyter server with chapyter_ext, talking to the
-loopback OpenAI-compatible server, plus a small server-sent-events reader."""
+loopback OpenAI-compatible server, its streamed routes read with the tests' SSE reader."""
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 from pytest_jupyter.jupyter_server import *  # noqa: F403
 
 from chapyter_ext.testing.openai_server import FakeOpenAIServer
+from chapyter_ext.testing.sse import SSEReader
 
 API_KEY = "sk-test-SECRET-MARKER-123"
 HEADER_SECRET = "hdr-SECRET-MARKER-456"
@@ -110,47 +109,6 @@ def chat_service(ext_app: Any) -> Any:
     return ext_app.chat
 
 
-@dataclass
-class SSEReader:
-    """Parses a text/event-stream body fed chunk by chunk; keeps (event, data, arrival time)."""
-
-    events: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
-    comments: int = 0
-    chunks: int = 0
-    _buffer: str = ""
-    _decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")())
-
-    def feed(self, chunk: bytes) -> None:
-        """Take one network chunk."""
-        self.chunks += 1
-        self._buffer += self._decoder.decode(chunk)
-        while "\n\n" in self._buffer:
-            block, self._buffer = self._buffer.split("\n\n", 1)
-            name, data = "message", []
-            for line in block.split("\n"):
-                if line.startswith(":"):
-                    self.comments += 1
-                elif line.startswith("event: "):
-                    name = line[len("event: ") :]
-                elif line.startswith("data: "):
-                    data.append(line[len("data: ") :])
-            if data:
-                self.events.append((name, json.loads("\n".join(data)), time.monotonic()))
-
-    @property
-    def names(self) -> list[str]:
-        """Event names in arrival order."""
-        return [name for name, _, _ in self.events]
-
-    def first(self, name: str) -> dict[str, Any]:
-        """Data of the first event called ``name``."""
-        return next(data for event, data, _ in self.events if event == name)
-
-    def tokens(self) -> list[str]:
-        """Texts of the token events, in order."""
-        return [data["text"] for event, data, _ in self.events if event == "token"]
-
-
 def _streamed_post(jp_fetch: Any, route: str) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
     """``await post(body)`` -> (response, SSEReader): POST chapyter-ext/<route>, streamed."""
 
@@ -179,6 +137,35 @@ def post_chat(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
 def post_complete(jp_fetch: Any) -> Callable[..., Awaitable[tuple[Any, SSEReader]]]:
     """``await post_complete(body)``: POST chapyter-ext/complete, streamed."""
     return _streamed_post(jp_fetch, "complete")
+
+
+@pytest.fixture
+def post_then_close(
+    jp_fetch: Any, jp_http_port: int, jp_base_url: str, jp_auth_header: dict[str, str]
+) -> Callable[..., Awaitable[None]]:
+    """``await post_then_close(route, body)``: POST chapyter-ext/<route> on a raw socket, read
+    until the first ``token`` event, then close the connection (a tab closed, a fetch aborted)."""
+    # jp_fetch: the server accepts connections only once its HTTP client fixture exists.
+
+    async def post(route: str, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        reader, writer = await asyncio.open_connection("127.0.0.1", jp_http_port)
+        head = (
+            f"POST {jp_base_url}chapyter-ext/{route} HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{jp_http_port}\r\n"
+            f"Authorization: {jp_auth_header['Authorization']}\r\n"
+            "Content-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n"
+        )
+        writer.write(head.encode() + data)
+        await writer.drain()
+        received = b""
+        # Raw HTTP (chunked): look for the event's bytes, no SSE parse.
+        while b"event: token" not in received:
+            received += await asyncio.wait_for(reader.read(4096), 10)
+        writer.close()
+
+    return post
 
 
 @pytest.fixture

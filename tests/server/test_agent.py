@@ -60,7 +60,7 @@ async def test_agent_fixes_its_error_and_answers_from_the_result(browser, fake, 
     assert first["needs_approval"] is True  # policy "ask"
     assert second["code"] == "x = 6 * 7\nprint(x)"
     assert "Let me compute it." in "".join(reader.tokens())
-    outcomes = [data["outcome"] for name, data, _ in reader.events if name == "step_done"]
+    outcomes = [data["outcome"] for data in reader.all("step_done")]
     assert all(o and "\n" not in o for o in outcomes)
     assert "NameError" in outcomes[0]
 

@@ -77,7 +77,7 @@ async def test_ask_asks_for_every_mcp_call_with_its_arguments_and_the_model_gets
     assert first["arguments"] == {"timezone": "Asia/Tokyo"}
     assert first["needs_approval"] is True and first["reasons"]  # 'ask': every call asks
     assert "code" not in first and "expression" not in first
-    done = [data for name, data, _ in reader.events if name == "step_done"]
+    done = reader.all("step_done")
     assert [d["status"] for d in done] == ["ok", "ok"]
     assert json.loads(done[0]["result"])["timezone"] == "Asia/Tokyo"
     assert "42" in done[1]["result"]
@@ -150,7 +150,7 @@ def _broken(tmp_path: Path) -> dict[str, Any]:
 async def test_a_server_that_cannot_start_is_one_notice_and_the_agent_is_told(browser, fake):
     fake.script(Reply(content="Only the time server is there."))
     reader = await browser.run(agent_body(), lambda step: None, timeout=60)
-    notices = [d["message"] for n, d, _ in reader.events if n == "notice"]
+    notices = [d["message"] for d in reader.all("notice")]
     assert len(notices) == 1 and "'gone'" in notices[0] and "\n" not in notices[0]
     assert "command not found" in notices[0]
     request = next(r for r in fake.requests if r.path == "/v1/chat/completions")

@@ -116,23 +116,10 @@ async def test_upstream_errors_become_one_error_event(
 
 
 async def test_client_disconnect_closes_upstream(
-    jp_http_port, jp_base_url, jp_auth_header, fake, chat_service, get_json, wait_until
+    post_then_close, fake, chat_service, get_json, wait_until
 ):
     fake.script(Reply(content="word " * 100, chunk_size=5, chunk_delay=0.1))
-    body = json.dumps(chat_body()).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", jp_http_port)
-    head = (
-        f"POST {jp_base_url}chapyter-ext/chat HTTP/1.1\r\n"
-        f"Host: 127.0.0.1:{jp_http_port}\r\n"
-        f"Authorization: {jp_auth_header['Authorization']}\r\n"
-        "Content-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    )
-    writer.write(head.encode() + body)
-    received = b""
-    while b"event: token" not in received:
-        received += await asyncio.wait_for(reader.read(4096), 10)
-    writer.close()  # the tab closes
+    await post_then_close("chat", chat_body())  # the tab closes
 
     await wait_until(lambda: fake.requests and fake.requests[-1].disconnected, what="upstream")
     assert fake.requests[-1].chunks_sent < 100  # stopped long before the end

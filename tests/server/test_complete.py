@@ -63,27 +63,10 @@ async def test_fill_in_the_middle_for_models_that_take_it(post_complete, fake):
     assert "".join(reader.tokens()) == "'city')"
 
 
-async def test_typing_on_closes_the_upstream_call(
-    jp_fetch, jp_http_port, jp_base_url, jp_auth_header, fake, ext_app, wait_until
-):
-    # jp_fetch: the server accepts connections only once its HTTP client fixture exists.
+async def test_typing_on_closes_the_upstream_call(post_then_close, fake, ext_app, wait_until):
     # Code as it grows shows at once (prose would be held until its line is whole).
     fake.script(Reply(content="upby([" + "'city', " * 50, chunk_size=5, chunk_delay=0.2))
-    data = json.dumps(body()).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", jp_http_port)
-    head = (
-        f"POST {jp_base_url}chapyter-ext/complete HTTP/1.1\r\n"
-        f"Host: 127.0.0.1:{jp_http_port}\r\n"
-        f"Authorization: {jp_auth_header['Authorization']}\r\n"
-        "Content-Type: application/json\r\n"
-        f"Content-Length: {len(data)}\r\n\r\n"
-    )
-    writer.write(head.encode() + data)
-    await writer.drain()
-    received = b""
-    while b"event: token" not in received:
-        received += await asyncio.wait_for(reader.read(4096), 10)
-    writer.close()  # the browser aborts the fetch
+    await post_then_close("complete", body())  # the browser aborts the fetch
 
     await wait_until(lambda: fake.requests and fake.requests[-1].disconnected, what="upstream")
     assert fake.requests[-1].chunks_sent < 50
