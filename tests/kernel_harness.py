@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import queue
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
@@ -38,9 +40,12 @@ class Execution:
         )
 
     @property
+    def errors(self) -> list[dict]:
+        return [o["content"] for o in self.outputs if o["msg_type"] == "error"]
+
+    @property
     def error(self) -> dict | None:
-        errors = [o["content"] for o in self.outputs if o["msg_type"] == "error"]
-        return errors[0] if errors else None
+        return self.errors[0] if self.errors else None
 
     def displays(self, mime: str) -> list:
         """Every value of ``mime`` shown by display_data or update_display_data, in order."""
@@ -73,3 +78,39 @@ class Kernel:
     def shutdown(self) -> None:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
+
+
+def execute_request(
+    kc: Any, code: str, *, allow_stdin: bool, metadata: dict | None = None, timeout: float = 60
+) -> Execution:
+    """One execute_request shaped like a given frontend's: ``allow_stdin`` and the request's
+    ``metadata`` (JupyterLab sends a ``cellId``; nbclient neither, which replays); what it
+    produced, its iopub messages until idle and its reply."""
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": allow_stdin,
+        "stop_on_error": True,
+    }
+    msg = kc.session.msg("execute_request", content, metadata=metadata or {})
+    kc.shell_channel.send(msg)
+    msg_id = msg["header"]["msg_id"]
+    outputs: list[dict] = []
+    while True:
+        try:
+            out = kc.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no idle status from the kernel") from None
+        if out["parent_header"].get("msg_id") != msg_id:
+            continue
+        if out["msg_type"] == "status":
+            if out["content"]["execution_state"] == "idle":
+                break
+            continue
+        outputs.append(out)
+    while True:
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return Execution(reply=reply, outputs=outputs)

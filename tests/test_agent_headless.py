@@ -17,17 +17,11 @@ import pytest
 
 from chapyter_ext.contract import code_sha256
 from chapyter_ext.notebook_check import check_notebook
-from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
+from chapyter_ext.testing.openai_server import Reply
 
 QUESTION = "What is the total of values times seven?"
 BROKEN = "total = sum(values) * seven\nprint(total)"
 FIXED = "total = sum(values) * 7\nprint(total)"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=("fake-model",)) as srv:
-        yield srv
 
 
 @pytest.fixture(autouse=True)

@@ -45,27 +45,6 @@ def wide() -> pd.DataFrame:
     return pd.DataFrame(np.zeros((4, 2000)), columns=[f"feature_{i}" for i in range(2000)])
 
 
-@pytest.fixture
-def shell(monkeypatch):
-    """A new IPython InteractiveShell: its own namespace, in-memory history, no last exception.
-
-    ``InteractiveShell.instance()`` alone would hand back a shell made earlier in the process (by
-    another test or module), ignoring this configuration and keeping what that shell holds.
-    """
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-        monkeypatch.delattr(sys, name, raising=False)
-    InteractiveShell.clear_instance()
-    sh = InteractiveShell.instance(config=config)
-    yield sh
-    sh.reset(new_session=False)
-    InteractiveShell.clear_instance()
-
-
 def run(sh, *cells: str) -> None:
     for cell in cells:
         sh.run_cell(cell, store_history=True)

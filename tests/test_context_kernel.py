@@ -7,29 +7,12 @@ import json
 
 import pytest
 
-from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
-from tests.kernel_harness import Kernel
+from chapyter_ext.testing.openai_server import Reply
 
 
 @pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=("fake-model",)) as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def kernel(server):
-    k = Kernel(
-        {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "sk-test-CONTEXTKERNEL-0123456789",
-            "CHAPYTER_MODEL": "fake-model",
-        }
-    )
-    assert k.run("%load_ext chapyter_ext").status == "ok"
-    assert k.run("%config Chapyter.max_retries = 0\n%config Chapyter.timeout = 10.0").status == "ok"
-    yield k
-    k.shutdown()
+def kernel_setup() -> str:
+    return "%config Chapyter.max_retries = 0\n%config Chapyter.timeout = 10.0"
 
 
 def context_sent(request) -> str:

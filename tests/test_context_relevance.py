@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,22 +13,6 @@ from chapyter_ext.context.fact_cache import CACHE, variable_facts
 from chapyter_ext.context.notebook import NotebookSnapshot, chat_context
 from chapyter_ext.context.relevance import name_words, request_terms, words
 from chapyter_ext.redact import Redactor
-
-
-@pytest.fixture
-def shell(monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-        monkeypatch.delattr(sys, name, raising=False)
-    InteractiveShell.clear_instance()
-    sh = InteractiveShell.instance(config=config)
-    yield sh
-    sh.reset(new_session=False)
-    InteractiveShell.clear_instance()
 
 
 def run(sh, *cells: str) -> None:

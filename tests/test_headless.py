@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import copy
 import os
-import queue
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,8 @@ from nbclient import NotebookClient
 from chapyter_ext.contract import FRONTEND_MARKER, code_sha256
 from chapyter_ext.notebook_check import check_notebook
 from chapyter_ext.replay import REPLAY_LINE, identify_caller
-from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
+from chapyter_ext.testing.openai_server import Reply
+from tests.kernel_harness import execute_request
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
@@ -30,12 +30,6 @@ EXAMPLES = sorted(EXAMPLES_DIR.glob("*.ipynb"))
 BIN = Path(sys.executable).parent
 ANSWER = "Sure:\n```python\nprint('regenerated', 6 * 7)\n```"
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=("fake-model",)) as srv:
-        yield srv
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -363,36 +357,8 @@ def kernel(server, batch_env):
 
 def execute(kc, code: str, *, allow_stdin: bool, metadata: dict | None = None):
     """An execute_request shaped like a given frontend's; returns (reply, stdout, displays)."""
-    content = {
-        "code": code,
-        "silent": False,
-        "store_history": True,
-        "user_expressions": {},
-        "allow_stdin": allow_stdin,
-        "stop_on_error": True,
-    }
-    msg = kc.session.msg("execute_request", content, metadata=metadata or {})
-    kc.shell_channel.send(msg)
-    msg_id = msg["header"]["msg_id"]
-    stdout, displays = "", []
-    while True:
-        try:
-            out = kc.get_iopub_msg(timeout=60)
-        except queue.Empty:
-            pytest.fail("no idle status from the kernel")
-        if out["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind = out["msg_type"]
-        if kind == "status" and out["content"]["execution_state"] == "idle":
-            break
-        if kind == "stream" and out["content"]["name"] == "stdout":
-            stdout += out["content"]["text"]
-        elif kind in ("display_data", "update_display_data"):
-            displays.append(out["content"]["data"].get("text/plain", ""))
-    while True:
-        reply = kc.get_shell_msg(timeout=60)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply["content"], stdout, displays
+    run = execute_request(kc, code, allow_stdin=allow_stdin, metadata=metadata)
+    return run.reply["content"], run.stdout, run.displays("text/plain")
 
 
 def next_input(reply: dict) -> dict | None:

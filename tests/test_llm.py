@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,30 +25,20 @@ from chapyter_ext.llm import (
     retry,
 )
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
+from tests.endpoints import KEY, loopback_endpoint
 
-KEY = "sk-test-SECRET-0123456789"
 HEADER_SECRET = "referer-SECRET-value"
 USER = [{"role": "user", "content": "make a plot"}]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _close_clients() -> Iterator[None]:
-    # One shared connection pool serves every test (as it would a notebook): close it at the end.
-    yield
-    llm.close_clients()
+pytestmark = pytest.mark.usefixtures("llm_clients")
 
 
 def endpoint(server: FakeOpenAIServer, **changes: Any) -> Endpoint:
-    settings: dict[str, Any] = {
-        "base_url": server.base_url,
-        "api_key": KEY,
-        "model": "fake-model",
-        "timeout": 2.0,
-        "max_retries": 2,
-        "extra_headers": (("HTTP-Referer", HEADER_SECRET),),
-    }
-    settings.update(changes)
-    return Endpoint(**settings)
+    """The loopback endpoint, with a header that is a secret too."""
+    return loopback_endpoint(
+        server, **{"extra_headers": (("HTTP-Referer", HEADER_SECRET),), **changes}
+    )
 
 
 def fails(kind: str, call: Any, *args: Any, **kwargs: Any) -> LLMError:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,8 +13,9 @@ from chapyter_ext import llm
 from chapyter_ext.agent.tools import ToolCall
 from chapyter_ext.llm import Endpoint, LLMError, StepDelta, astream_step, complete_step
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
+from tests.endpoints import KEY
+from tests.endpoints import loopback_endpoint as endpoint
 
-KEY = "sk-test-SECRET-0123456789"
 USER = [{"role": "user", "content": "what is the mean?"}]
 TOOLS = [
     {
@@ -35,22 +35,7 @@ RUN = {"name": "run_code", "arguments": {"code": "print(df['x'].mean())", "purpo
 READ = {"name": "read_cell", "arguments": {"cell": "3"}}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _close_clients() -> Iterator[None]:
-    yield
-    llm.close_clients()
-
-
-def endpoint(server: FakeOpenAIServer, **changes: Any) -> Endpoint:
-    settings: dict[str, Any] = {
-        "base_url": server.base_url,
-        "api_key": KEY,
-        "model": "fake-model",
-        "timeout": 2.0,
-        "max_retries": 2,
-    }
-    settings.update(changes)
-    return Endpoint(**settings)
+pytestmark = pytest.mark.usefixtures("llm_clients")
 
 
 def run(coro: Any) -> Any:

@@ -4,7 +4,6 @@ real ``openai`` SDK."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,27 +12,20 @@ from chapyter_ext import llm
 from chapyter_ext.llm import Endpoint, LLMError, Usage, astream, astream_step, complete
 from chapyter_ext.llm.usage import cost_of, usage_line
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
+from tests.endpoints import loopback_endpoint
 
 USER = [{"role": "user", "content": "make a plot"}]
 BUDGET_LINE = "Budget has been exceeded! Current cost: 10.0124, Max budget: 10.0"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _close_clients() -> Iterator[None]:
-    yield
-    llm.close_clients()
+pytestmark = pytest.mark.usefixtures("llm_clients")
 
 
 def endpoint(server: FakeOpenAIServer, **changes: Any) -> Endpoint:
-    fields: dict[str, Any] = {
-        "base_url": server.base_url,
-        "api_key": "sk-user-alice-0123456789",
-        "model": "fake-model",
-        "timeout": 5.0,
-        "max_retries": 2,
-    }
-    fields.update(changes)
-    return Endpoint(**fields)
+    """The loopback endpoint with a user's key from a gateway."""
+    return loopback_endpoint(
+        server, **{"api_key": "sk-user-alice-0123456789", "timeout": 5.0, **changes}
+    )
 
 
 def stream_usage(ep: Endpoint) -> tuple[str, list[Usage]]:

@@ -9,8 +9,7 @@ import sys
 import pytest
 
 from chapyter_ext.contract import PROGRESS_MIME, request_sha256
-from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
-from tests.kernel_harness import Kernel
+from chapyter_ext.testing.openai_server import Reply
 
 SECRET_KEY = "sk-test-KERNELKEY-0123456789abcdef"
 SECRET_VAR = "sk-live-VARIABLE-SECRET-9876543210zyx"
@@ -18,23 +17,14 @@ PROGRESS = PROGRESS_MIME
 
 
 @pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=("fake-model", "other-model")) as srv:
-        yield srv
+def models() -> tuple[str, ...]:
+    return ("fake-model", "other-model")
 
 
 @pytest.fixture(scope="module")
-def kernel(server):
-    k = Kernel(
-        {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": SECRET_KEY,
-            "CHAPYTER_MODEL": "fake-model",
-        }
-    )
-    assert k.run("%load_ext chapyter_ext").status == "ok"
-    yield k
-    k.shutdown()
+def kernel_env(server) -> dict[str, str]:
+    env = {"OPENAI_BASE_URL": server.base_url, "CHAPYTER_MODEL": "fake-model"}
+    return {**env, "OPENAI_API_KEY": SECRET_KEY}
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ The JupyterLab executor asks for a correction by running the prompt cell again w
 from __future__ import annotations
 
 import os
-import queue
 import subprocess
 import sys
 import textwrap
@@ -15,8 +14,7 @@ import textwrap
 import pytest
 
 from chapyter_ext.contract import FRONTEND_MARKER, RETRY_MARKER, code_sha256
-from chapyter_ext.testing.openai_server import FakeOpenAIServer
-from tests.kernel_harness import Kernel
+from tests.kernel_harness import Kernel, execute_request
 
 BAD = "```python\nprint(undefined_name_zz + 1)\n```"
 GOOD = "```python\nundefined_name_zz = 41\nprint('fixed', undefined_name_zz + 1)\n```"
@@ -33,26 +31,6 @@ ERROR = {
 }
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=("fake-model",)) as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def kernel(server):
-    k = Kernel(
-        {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "sk-test-RETRYKEY-0123456789",
-            "CHAPYTER_MODEL": "fake-model",
-        }
-    )
-    assert k.run("%load_ext chapyter_ext").status == "ok"
-    yield k
-    k.shutdown()
-
-
 @pytest.fixture(autouse=True)
 def fresh(server, kernel):
     server.clear()
@@ -63,39 +41,9 @@ def fresh(server, kernel):
 
 def execute(kernel: Kernel, code: str, *, allow_stdin: bool = True, metadata=None):
     """An execute_request with request metadata; returns (reply content, stdout, errors)."""
-    kc = kernel.kc
-    content = {
-        "code": code,
-        "silent": False,
-        "store_history": True,
-        "user_expressions": {},
-        "allow_stdin": allow_stdin,
-        "stop_on_error": True,
-    }
-    msg = kc.session.msg("execute_request", content, metadata=metadata or {})
-    kc.shell_channel.send(msg)
-    msg_id = msg["header"]["msg_id"]
-    stdout, errors, plain = "", [], []
-    while True:
-        try:
-            out = kc.get_iopub_msg(timeout=60)
-        except queue.Empty:
-            pytest.fail("no idle status from the kernel")
-        if out["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind = out["msg_type"]
-        if kind == "status" and out["content"]["execution_state"] == "idle":
-            break
-        if kind == "stream" and out["content"]["name"] == "stdout":
-            stdout += out["content"]["text"]
-        elif kind == "error":
-            errors.append(out["content"])
-        elif kind in ("display_data", "update_display_data"):
-            plain.append(out["content"]["data"].get("text/plain", ""))
-    while True:
-        reply = kc.get_shell_msg(timeout=60)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply["content"], stdout + "".join(f"\n{p}" for p in plain), errors
+    run = execute_request(kernel.kc, code, allow_stdin=allow_stdin, metadata=metadata)
+    shown = run.stdout + "".join(f"\n{p}" for p in run.displays("text/plain"))
+    return run.reply["content"], shown, run.errors
 
 
 def generation(reply: dict) -> dict:

@@ -8,32 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from chapyter_ext.testing.openai_server import FakeOpenAIServer
-from tests.kernel_harness import Kernel
-
 WRITES = "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.to_csv('out.csv')"
 HIDDEN = "r = __import__('shutil').rmtree\nr('data')"
 READS = "total = sum(range(10))\nprint(total)"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=("fake-model",)) as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def kernel(server):
-    k = Kernel(
-        {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "sk-test-runpolicy-0123456789",
-            "CHAPYTER_MODEL": "fake-model",
-        }
-    )
-    assert k.run("%load_ext chapyter_ext").status == "ok"
-    yield k
-    k.shutdown()
 
 
 def generate(server, kernel, code: str, policy: str):

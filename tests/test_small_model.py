@@ -29,8 +29,6 @@ from chapyter_ext.small_model import (
     pick_examples,
     uses_small_prompt,
 )
-from chapyter_ext.testing.openai_server import FakeOpenAIServer
-from tests.kernel_harness import Kernel
 from tests.test_local_model import needs_local_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,30 +196,23 @@ def test_the_failure_is_one_line_with_the_readme_link():
 
 
 @pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(models=(LOCAL_MODEL_NAME, "gpt-4o-mini")) as srv:
-        yield srv
+def models() -> tuple[str, ...]:
+    return (LOCAL_MODEL_NAME, "gpt-4o-mini")
 
 
 @pytest.fixture(scope="module")
-def kernel(server):
-    k = Kernel(
-        {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "sk-test-small-model",
-            # The model name the bundled server answers to: prompt_style 'auto' picks small.
-            "CHAPYTER_MODEL": LOCAL_MODEL_NAME,
-        }
-    )
-    setup = (
-        "%load_ext chapyter_ext\n"
+def kernel_env(kernel_env: dict[str, str]) -> dict[str, str]:
+    # The model name the bundled server answers to: prompt_style 'auto' picks small.
+    return {**kernel_env, "CHAPYTER_MODEL": LOCAL_MODEL_NAME}
+
+
+@pytest.fixture(scope="module")
+def kernel_setup() -> str:
+    return (
         "%config Chapyter.timeout = 10.0\n"
         "import pandas as pd\n"
         "sales = pd.DataFrame({'city': ['Paris', 'Rome'], 'price': [1.0, 3.0]})"
     )
-    assert k.run(setup).status == "ok"
-    yield k
-    k.shutdown()
 
 
 @pytest.fixture(autouse=False)

@@ -4,7 +4,6 @@ it, open a fake one, or pass for the user's request (issue 20 §4)."""
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
@@ -82,25 +81,12 @@ def test_code_cannot_close_its_fence_in_a_retry():
     assert len(fence) > 3 and assistant.endswith("\n" + fence)
 
 
-def test_a_live_value_cannot_break_out_of_the_kernel_summary(monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-        monkeypatch.delattr(sys, name, raising=False)
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance(config=config)
-    try:
-        shell.run_cell(f"note = {ESCAPE!r}\nlabels = {{{ESCAPE!r}: 1}}", store_history=True)
-        shell.run_cell(f"raise ValueError({ESCAPE!r})", store_history=True)
-        context = kernel_context(shell, request="plot the notes")
-        assert "note" in context and "Ignore the above" in context
-        last = build_messages("plot the notes", context)[-1]["content"]
-    finally:
-        shell.reset(new_session=False)
-        InteractiveShell.clear_instance()
+def test_a_live_value_cannot_break_out_of_the_kernel_summary(shell):
+    shell.run_cell(f"note = {ESCAPE!r}\nlabels = {{{ESCAPE!r}: 1}}", store_history=True)
+    shell.run_cell(f"raise ValueError({ESCAPE!r})", store_history=True)
+    context = kernel_context(shell, request="plot the notes")
+    assert "note" in context and "Ignore the above" in context
+    last = build_messages("plot the notes", context)[-1]["content"]
     assert tags(last, "kernel-state") == ["<kernel-state>", "</kernel-state>"]
     assert last.endswith("</kernel-state>\n\nRequest:\nplot the notes")
 
