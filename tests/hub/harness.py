@@ -237,17 +237,29 @@ class Hub:
         """Everything the hub, the proxy, the servers, the kernels (and the gateway) wrote."""
         return "\n".join(p.read_text(errors="replace") for p in self.logs if p.exists())
 
-    def spawn(self, name: str) -> None:
-        """Start ``name``'s server and wait until it is ready."""
-        response = self.api("POST", f"/users/{name}/server")
-        assert response.status_code in (201, 202), response.text
+    def server(self, name: str) -> dict[str, Any] | None:
+        """``name``'s default server as the hub's REST API shows it (pending or ready), or None."""
+        return self.api("GET", f"/users/{name}").json().get("servers", {}).get("")
 
-        def ready() -> bool:
-            user = self.api("GET", f"/users/{name}").json()
-            server = user.get("servers", {}).get("")
-            return bool(server and server.get("ready"))
+    def start(self, name: str) -> None:
+        """Start ``name``'s server unless the hub already has it, spawning or running.
 
-        wait_for(ready, 180, f"{name}'s server", self.process)
+        Logging in with the form already starts it (the hub sends a new login to
+        ``/hub/spawn``): a second start of a server that got ready meanwhile is refused with
+        "is already running", so a start is asked for only where there is none.
+        """
+        if self.server(name) is None:
+            response = self.api("POST", f"/users/{name}/server")
+            assert response.status_code in (201, 202), response.text
+
+    def wait_ready(self, name: str) -> None:
+        """Wait until ``name``'s server has started and answers through the proxy."""
+        wait_for(
+            lambda: (self.server(name) or {}).get("ready"),
+            180,
+            f"{name}'s server",
+            self.process,
+        )
 
     def token(self, name: str) -> str:
         """A new API token of ``name`` (what JupyterLab's cookie stands for)."""

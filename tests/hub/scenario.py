@@ -12,7 +12,7 @@ from chapyter_ext.testing.openai_server import FakeOpenAIServer, RecordedRequest
 
 from .client import Kernel, User, output_text
 from .deploy_doc import snippet
-from .harness import USERS, Hub, wait_for
+from .harness import USERS, Hub
 
 BUDGET_USER = "carol"
 
@@ -40,29 +40,20 @@ def check_key_and_model(requests: list[RecordedRequest], key: str, model: str) -
 
 
 def log_in_everyone(hub: Hub, users: dict[str, User]) -> dict[str, User]:
-    """Each user logs in with the form, gets a server, opens JupyterLab."""
+    """Each user logs in with the form (which starts their server), opens JupyterLab."""
     users.update({name: User(hub, name) for name in USERS})
     for user in users.values():
         user.log_in()
     for name in USERS:  # the hub starts them side by side
-        response = hub.api("POST", f"/users/{name}/server")
-        assert response.status_code in (201, 202), response.text
+        hub.start(name)
     for name, user in users.items():
-        _wait_ready(hub, name)
+        hub.wait_ready(name)
         user.token = hub.token(name)
         page = user.browser.get(f"/user/{name}/lab")
         assert page.status_code == 200 and str(page.url).endswith(f"/user/{name}/lab")
         # JupyterLab's page config lists the prebuilt extension: no per-user step.
         assert '"name": "chapyter-ext"' in page.text or '"chapyter-ext"' in page.text
     return users
-
-
-def _wait_ready(hub: Hub, name: str) -> None:
-    def ready() -> bool:
-        server = hub.api("GET", f"/users/{name}").json().get("servers", {}).get("")
-        return bool(server and server.get("ready"))
-
-    wait_for(ready, 180, f"{name}'s server", hub.process)
 
 
 def check_admin_settings(user: User) -> None:
