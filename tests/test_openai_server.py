@@ -20,6 +20,7 @@ import openai
 import pytest
 
 from chapyter_ext.testing.openai_server import DEFAULT_CONTENT, FakeOpenAIServer, Reply
+from chapyter_ext.testing.sse import DONE, SSEReader
 
 USER = [{"role": "user", "content": "say hi"}]
 
@@ -54,6 +55,12 @@ def raw_request(server: FakeOpenAIServer, body: dict) -> http.client.HTTPRespons
     return conn.getresponse()
 
 
+def read_sse(body: bytes) -> SSEReader:
+    sse = SSEReader()
+    sse.feed(body)
+    return sse
+
+
 def test_plain_completion_through_the_sdk(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.script("print(1)")
     answer = sdk(fake_openai).chat.completions.create(model="fake-model", messages=USER)
@@ -82,10 +89,12 @@ def test_stream_wire_format_is_sse_ending_with_done(fake_openai: FakeOpenAIServe
     fake_openai.script(Reply(content="hi"))
     response = raw_request(fake_openai, {"model": "m", "messages": USER, "stream": True})
     assert response.getheader("Content-Type").startswith("text/event-stream")
-    events = [e for e in response.read().decode().split("\n\n") if e]
-    assert all(e.startswith("data: ") for e in events)
-    assert events[-1] == "data: [DONE]"
-    assert json.loads(events[-2][6:])["choices"][0]["finish_reason"] == "stop"
+    raw = response.read()
+    sse = read_sse(raw)
+    # Unnamed data-only events, no comments, ending with the [DONE] marker.
+    assert set(sse.names) == {"message"} and sse.comments == 0 and raw.endswith(b"\n\n")
+    assert sse.all("message")[-1] == DONE
+    assert sse.all("message")[-2]["choices"][0]["finish_reason"] == "stop"
 
 
 def test_models_list(fake_openai: FakeOpenAIServer) -> None:
@@ -343,9 +352,9 @@ def test_tool_calls_stream_as_openai_does(fake_openai: FakeOpenAIServer) -> None
     response = raw_request(
         fake_openai, {"model": "m", "messages": USER, "stream": True, "tools": TOOLS}
     )
-    events = [e[6:] for e in response.read().decode().split("\n\n") if e]
-    assert events[-1] == "[DONE]"
-    chunks = [json.loads(e)["choices"][0] for e in events[:-1]]
+    events = read_sse(response.read()).all("message")
+    assert events[-1] == DONE
+    chunks = [e["choices"][0] for e in events[:-1]]
     assert chunks[0]["delta"] == {"role": "assistant", "content": "Trying."}
     assert chunks[-1] == {"index": 0, "delta": {}, "finish_reason": "tool_calls", "logprobs": None}
     calls = [c["delta"]["tool_calls"][0] for c in chunks[1:-1]]

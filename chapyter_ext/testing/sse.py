@@ -3,7 +3,8 @@ chunk as the network delivers it (tornado's ``streaming_callback``, httpx's ``it
 each event's name, JSON data and arrival time.
 
 It reads what chapyter-ext's routes send (``event:`` and ``data:`` lines, ``:`` comments as
-keep-alives), so a test sees the events a browser would, whatever the chunk boundaries.
+keep-alives), so a test sees the events a browser would, whatever the chunk boundaries; and an
+OpenAI-style stream (``data:`` lines only, named ``message``, ending with the text ``[DONE]``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+#: The data of the last event of an OpenAI-style stream (not JSON).
+DONE = "[DONE]"
 
 
 @dataclass
@@ -48,7 +52,8 @@ class SSEReader:
                 elif line.startswith("data: "):
                     data.append(line[len("data: ") :])
             if data:
-                value = json.loads("\n".join(data))
+                text = "\n".join(data)
+                value = text if text == DONE else json.loads(text)
                 self.events.append((name, value, time.monotonic()))
                 completed.append((name, value))
         return completed

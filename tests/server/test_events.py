@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -22,16 +21,19 @@ from chapyter_ext.server.events import (
     TokenRedactor,
     encode,
 )
+from chapyter_ext.testing.sse import SSEReader
 
 KEY = "sk-test-SECRET-MARKER-123"
 SPACED = "open sesame please"  # a verbatim secret may hold spaces
 
 
 def decode(raw: bytes) -> tuple[str, dict]:
-    text = raw.decode("utf-8")
-    assert text.endswith("\n\n") and text.count("\n") == 3
-    event, data = text.split("\n")[:2]
-    return event.removeprefix("event: "), json.loads(data.removeprefix("data: "))
+    """The one event ``raw`` holds: an ``event:`` line and one ``data:`` line."""
+    assert raw.endswith(b"\n\n") and raw.count(b"\n") == 3
+    sse = SSEReader()
+    sse.feed(raw)
+    [(name, data, _)] = sse.events
+    return name, data
 
 
 def test_each_event_is_one_redacted_line_pair():
