@@ -1,9 +1,13 @@
-"""An ``Endpoint`` to a loopback server, for the tests of ``chapyter_ext.llm``."""
+"""An ``Endpoint`` to a loopback server, and a coroutine run, for the tests of
+``chapyter_ext.llm``."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
+from chapyter_ext import llm
 from chapyter_ext.llm import Endpoint
 from chapyter_ext.testing.openai_server import FakeOpenAIServer
 
@@ -23,3 +27,18 @@ def loopback_endpoint(server: FakeOpenAIServer, **changes: Any) -> Endpoint:
     }
     fields.update(changes)
     return Endpoint(**fields)
+
+
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run a coroutine on a fresh loop, closing that loop's cached SDK clients afterwards."""
+
+    async def main() -> T:
+        try:
+            return await coro
+        finally:
+            await llm.aclose_clients()
+
+    return asyncio.run(main())

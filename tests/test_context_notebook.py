@@ -15,38 +15,9 @@ from chapyter_ext.context.notebook import (
     chat_context,
 )
 from chapyter_ext.redact import Redactor
+from tests.snapshots import snapshot
 
 SERVER_KEY = "sk-test-SERVERKEY-0123456789abcdef"
-
-
-def snapshot(**extra) -> dict:
-    return {
-        "path": "work/analysis.ipynb",
-        "cell_count": 6,
-        "active": {"index": 3, "type": "code", "source": "df.groupby('city').sum()"},
-        "above": [{"index": 2, "type": "markdown", "source": "## Rain per city"}],
-        "below": [{"index": 4, "type": "code", "source": "plot(df)"}],
-        "selection": "",
-        "last_error": {
-            "cell_index": 4,
-            "ename": "NameError",
-            "evalue": "name 'plot' is not defined",
-            "traceback": [
-                "\x1b[0;31m---------------------------------------------------------\x1b[0m",
-                "\x1b[0;31mNameError\x1b[0m: name 'plot' is not defined",
-            ],
-        },
-        "variables": [
-            {
-                "name": "df",
-                "type": "DataFrame",
-                "summary": "3 rows × 2 columns\ncolumns: city, rain",
-            },
-            {"name": "API_KEY", "type": "str", "summary": "<redacted>"},
-        ],
-        "language": "python",
-        **extra,
-    }
 
 
 def assemble(obj: dict, budget: int = 6000, secrets=()) -> ChatContext:

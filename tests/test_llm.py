@@ -25,7 +25,7 @@ from chapyter_ext.llm import (
     retry,
 )
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
-from tests.endpoints import KEY, loopback_endpoint
+from tests.endpoints import KEY, loopback_endpoint, run
 
 HEADER_SECRET = "referer-SECRET-value"
 USER = [{"role": "user", "content": "make a plot"}]
@@ -53,18 +53,6 @@ def fails(kind: str, call: Any, *args: Any, **kwargs: Any) -> LLMError:
     # No HTML page pasted in; the only markup allowed is the redaction marker.
     assert "<" not in text.replace("<redacted>", "") and "Traceback" not in text
     return err
-
-
-def run(coro: Any) -> Any:
-    """Run a coroutine on a fresh loop, closing that loop's cached SDK clients afterwards."""
-
-    async def main() -> Any:
-        try:
-            return await coro
-        finally:
-            await llm.aclose_clients()
-
-    return asyncio.run(main())
 
 
 async def collect(ep: Endpoint, messages: list[dict] = USER) -> list[str]:

@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
 
-from chapyter_ext import llm
 from chapyter_ext.agent.tools import ToolCall
 from chapyter_ext.llm import Endpoint, LLMError, StepDelta, astream_step, complete_step
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
-from tests.endpoints import KEY
+from tests.endpoints import KEY, run
 from tests.endpoints import loopback_endpoint as endpoint
 
 USER = [{"role": "user", "content": "what is the mean?"}]
@@ -36,16 +34,6 @@ READ = {"name": "read_cell", "arguments": {"cell": "3"}}
 
 
 pytestmark = pytest.mark.usefixtures("llm_clients")
-
-
-def run(coro: Any) -> Any:
-    async def main() -> Any:
-        try:
-            return await coro
-        finally:
-            await llm.aclose_clients()
-
-    return asyncio.run(main())
 
 
 async def collect(ep: Endpoint, tools: list[dict] | None = TOOLS) -> list[StepDelta]:

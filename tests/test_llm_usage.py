@@ -3,16 +3,14 @@ real ``openai`` SDK."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
-from chapyter_ext import llm
 from chapyter_ext.llm import Endpoint, LLMError, Usage, astream, astream_step, complete
 from chapyter_ext.llm.usage import cost_of, usage_line
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
-from tests.endpoints import loopback_endpoint
+from tests.endpoints import loopback_endpoint, run
 
 USER = [{"role": "user", "content": "make a plot"}]
 BUDGET_LINE = "Budget has been exceeded! Current cost: 10.0124, Max budget: 10.0"
@@ -35,10 +33,9 @@ def stream_usage(ep: Endpoint) -> tuple[str, list[Usage]]:
         text = ""
         async for piece in astream(ep, USER, on_usage=seen.append):
             text += piece
-        await llm.aclose_clients()
         return text
 
-    return asyncio.run(go()), seen
+    return run(go()), seen
 
 
 def test_streams_ask_for_usage_and_report_it(fake_openai: FakeOpenAIServer) -> None:
@@ -69,10 +66,9 @@ def test_agent_steps_report_usage(fake_openai: FakeOpenAIServer) -> None:
         last = None
         async for delta in astream_step(endpoint(fake_openai), USER, [{"type": "function"}]):
             last = delta
-        await llm.aclose_clients()
         return last
 
-    done = asyncio.run(go())
+    done = run(go())
     assert done.done and done.tool_calls[0].name == "run_code"
     assert done.usage == Usage(9, 3, 12)
 

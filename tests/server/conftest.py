@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +49,9 @@ def secrets() -> tuple[str, ...]:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAIServer]:
-    """A started loopback OpenAI-compatible server."""
-    with FakeOpenAIServer() as server:
-        yield server
+def fake(fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
+    """The test's loopback OpenAI-compatible server (tests/conftest.py's), the server's model."""
+    return fake_openai
 
 
 @pytest.fixture

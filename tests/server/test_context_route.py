@@ -7,28 +7,9 @@ import json
 import pytest
 
 from chapyter_ext.testing.openai_server import Reply
+from tests.snapshots import snapshot
 
 NOTEBOOK = "work/analysis.ipynb"
-
-
-def snapshot(**extra):
-    return {
-        "path": NOTEBOOK,
-        "cell_count": 6,
-        "active": {"index": 3, "type": "code", "source": "df.groupby('city').sum()"},
-        "above": [{"index": 2, "type": "markdown", "source": "## Rain per city"}],
-        "below": [{"index": 4, "type": "code", "source": "plot(df)"}],
-        "selection": "",
-        "last_error": {
-            "cell_index": 4,
-            "ename": "NameError",
-            "evalue": "name 'plot' is not defined",
-            "traceback": ["\x1b[0;31mNameError\x1b[0m: name 'plot' is not defined"],
-        },
-        "variables": [{"name": "df", "type": "DataFrame", "summary": "3 rows × 2 columns"}],
-        "language": "python",
-        **extra,
-    }
 
 
 async def test_context_is_what_the_chat_sends(get_json, post_chat, fake, secrets):
