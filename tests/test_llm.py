@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from chapyter_ext.llm import (
 )
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 from tests.endpoints import KEY, loopback_endpoint, run
+from tests.ports import free_port
 
 HEADER_SECRET = "referer-SECRET-value"
 USER = [{"role": "user", "content": "make a plot"}]
@@ -57,12 +57,6 @@ def fails(kind: str, call: Any, *args: Any, **kwargs: Any) -> LLMError:
 
 async def collect(ep: Endpoint, messages: list[dict] = USER) -> list[str]:
     return [piece async for piece in astream(ep, messages)]
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- basics ------------------------------------------------------------------------------------
@@ -244,7 +238,7 @@ def test_5xx_exhausted_uses_backoff(
 
 def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(retry, "BACKOFF_BASE", 0.01)
-    ep = Endpoint(f"http://127.0.0.1:{closed_port()}/v1", timeout=1.0, max_retries=2)
+    ep = Endpoint(f"http://127.0.0.1:{free_port()}/v1", timeout=1.0, max_retries=2)
     err = fails("connection", complete, ep, USER)
     assert "127.0.0.1" in str(err) and "after 3 attempts" in str(err)
     assert err.status is None

@@ -10,6 +10,7 @@ import pytest
 
 from chapyter_ext.contract import PROGRESS_MIME, request_sha256
 from chapyter_ext.testing.openai_server import Reply
+from tests.ports import free_port
 
 SECRET_KEY = "sk-test-KERNELKEY-0123456789abcdef"
 SECRET_VAR = "sk-live-VARIABLE-SECRET-9876543210zyx"
@@ -222,11 +223,7 @@ def test_rate_limit_honours_retry_after(server, kernel):
 
 
 def test_connection_refused_and_timeout(server, kernel):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed_port = s.getsockname()[1]
+    closed_port = free_port()
     kernel.run(
         f"%config Chapyter.base_url = 'http://127.0.0.1:{closed_port}/v1'\n"
         "%config Chapyter.max_retries = 0"

@@ -15,7 +15,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -27,19 +26,14 @@ from typing import Any
 
 import httpx
 
+from tests.ports import free_port
+
 from .deploy_doc import snippet
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 PASSWORD = "hub-test-password-0123"
 USERS = ("alice", "bob", "carol")
-
-
-def free_port() -> int:
-    """A loopback port free now (the OS picks it)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def proxy_command() -> str:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 HERE = Path(__file__).resolve().parent
 SQLITE = HERE / ".sqlite-venv" / "bin" / "mcp-server-sqlite"
 EVERYTHING = (
@@ -53,12 +55,6 @@ def everything_server(env: dict[str, str] | None = None) -> dict:
     if node is None or not EVERYTHING.exists():
         _missing("@modelcontextprotocol/server-everything (and node)")
     return {"command": node, "args": [str(EVERYTHING), "stdio"], "env": env or {}}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import pytest
 
 import chapyter_ext
 from chapyter_ext.testing.openai_server import Reply
+from tests.ports import free_port
 
 NOTEBOOK = "restart/me.ipynb"
 REPO_ROOT = Path(os.path.abspath(chapyter_ext.__file__)).parent.parent
@@ -76,18 +76,12 @@ async def test_no_secret_in_any_log_line(all_logs, post_chat, get_json, fake, se
         assert secret not in text
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class JupyterServer:
     """A real ``jupyter server`` process with chapyter_ext, logging to a file."""
 
     def __init__(self, tmp: Path, base_url: str, history_dir: Path, secrets) -> None:
         self.tmp = tmp
-        self.port = _free_port()
+        self.port = free_port()
         self.token = "restart-test-token"
         self.log_path = tmp / f"server-{self.port}.log"
         config = tmp / "jupyter_server_config.py"
