@@ -28,9 +28,7 @@ import tempfile
 import time
 
 from loopback import JupyterServer, fake_model, jupyter_server, post_json
-from tornado.httpclient import AsyncHTTPClient, HTTPRequest
-
-from chapyter_ext.testing.sse import SSEReader
+from tornado.httpclient import AsyncHTTPClient
 
 # Each step sets a new name: the loop never runs the same call twice, nor two steps in a row
 # that change nothing.
@@ -51,7 +49,6 @@ def script_turn(fake_url: str, steps: int) -> None:
 
 async def server_turn(client, server: JupyterServer, notebook: str) -> list[float]:
     """One agent turn, the client answering each step at once; seconds between steps."""
-    sse = SSEReader()
     stamps: list[float] = []
     message_id = ""
     pending: list[asyncio.Future] = []
@@ -68,35 +65,18 @@ async def server_turn(client, server: JupyterServer, notebook: str) -> list[floa
                 "outputs": [{"output_type": "stream", "name": "stdout", "text": "42\n"}],
             },
         }
-        await client.fetch(
-            HTTPRequest(
-                f"{server.base}chapyter-ext/agent/result",
-                method="POST",
-                body=json.dumps(result),
-                headers=server.headers,
-            )
-        )
+        await server.post(client, "agent/result", result)
 
-    def on_chunk(chunk: bytes) -> None:
+    def on_event(event: str, data: dict) -> None:
         nonlocal message_id
-        for event, data in sse.parse(chunk):
-            if event == "start":
-                message_id = data["message_id"]
-            elif event == "step":
-                stamps.append(time.perf_counter())
-                pending.append(loop.create_task(answer(data["step_id"], len(stamps))))
+        if event == "start":
+            message_id = data["message_id"]
+        elif event == "step":
+            stamps.append(time.perf_counter())
+            pending.append(loop.create_task(answer(data["step_id"], len(stamps))))
 
     body = {"notebook": notebook, "message": "compute x", "policy": "never", "context": None}
-    await client.fetch(
-        HTTPRequest(
-            f"{server.base}chapyter-ext/agent",
-            method="POST",
-            body=json.dumps(body),
-            headers=server.headers,
-            streaming_callback=on_chunk,
-            request_timeout=600,
-        )
-    )
+    await server.stream(client, "agent", body, on_event)
     await asyncio.gather(*pending)
     return [b - a for a, b in zip(stamps, stamps[1:])]
 

@@ -25,8 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from loopback import jupyter_server
 
-from chapyter_ext.testing.sse import SSEReader
-
 SNAPSHOT = {
     "path": "a.ipynb",
     "cell_count": 2,
@@ -42,7 +40,7 @@ SNAPSHOT = {
 
 async def one_server(fake, warm: bool, pause: float, asks: int) -> tuple[float, float, float]:
     """(first request to model byte, first request to token, median warm request to token)."""
-    from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+    from tornado.httpclient import AsyncHTTPClient
 
     options = (
         "--ServerApp.jpserver_extensions={'chapyter_ext': True}",
@@ -51,26 +49,18 @@ async def one_server(fake, warm: bool, pause: float, asks: int) -> tuple[float, 
     with jupyter_server(fake.base_url, *options) as server:
         await asyncio.sleep(pause)
         http = AsyncHTTPClient()
-        body = json.dumps({"notebook": "a.ipynb", "message": "How much rain?", "context": SNAPSHOT})
+        body = {"notebook": "a.ipynb", "message": "How much rain?", "context": SNAPSHOT}
         samples = []
         for _ in range(asks):
-            sse = SSEReader()
             got: dict[str, float] = {}
 
-            def on_chunk(chunk: bytes, sse: SSEReader = sse, got: dict[str, float] = got) -> None:
-                if "token" not in got and any(name == "token" for name, _ in sse.parse(chunk)):
-                    got["token"] = time.time()
+            def on_event(name: str, data: dict, got: dict[str, float] = got) -> None:
+                # Wall-clock time: it is compared with the model's own clock.
+                if name == "token":
+                    got.setdefault("token", time.time())
 
             sent = time.time()
-            await http.fetch(
-                HTTPRequest(
-                    f"{server.base}chapyter-ext/chat",
-                    method="POST",
-                    headers=server.headers,
-                    body=body,
-                    streaming_callback=on_chunk,
-                )
-            )
+            await server.stream(http, "chat", body, on_event)
             first_chunk = fake.requests[-1].first_chunk_at
             samples.append((first_chunk - sent, got["token"] - sent))
         warm_median = statistics.median(s[1] for s in samples[2:])

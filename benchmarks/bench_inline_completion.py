@@ -28,7 +28,6 @@ from loopback import JupyterServer, fake_model, get_json, jupyter_server
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from chapyter_ext.testing.openai_server import Reply
-from chapyter_ext.testing.sse import SSEReader
 
 SUGGESTION = "upby('city').temp_c.mean()"
 BODY = {
@@ -63,27 +62,11 @@ async def measure(server: JupyterServer, fake_url: str, n: int) -> dict:
     client = AsyncHTTPClient()
 
     async def route() -> tuple[float, float]:
-        started = time.perf_counter()
-        first = 0.0
-        sse = SSEReader()
-
-        def on_chunk(chunk: bytes) -> None:
-            nonlocal first
-            if any(name == "token" for name, _ in sse.parse(chunk)) and not first:
-                first = time.perf_counter()
-
-        await client.fetch(
-            HTTPRequest(
-                f"{server.base}chapyter-ext/complete",
-                method="POST",
-                body=json.dumps(BODY),
-                headers=server.headers,
-                streaming_callback=on_chunk,
-            )
-        )
-        ended = time.perf_counter()
+        started = time.monotonic()  # the reader's clock
+        sse = await server.stream(client, "complete", BODY)
+        ended = time.monotonic()
         assert sse.names[-1] == "done" and "".join(sse.tokens()) == SUGGESTION, sse.events
-        return (first - started) * 1000, (ended - started) * 1000
+        return (sse.first_at("token") - started) * 1000, (ended - started) * 1000
 
     # The exact body the server sends upstream, taken from the model's record of it.
     await route()

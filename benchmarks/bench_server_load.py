@@ -17,10 +17,9 @@ import statistics
 import time
 
 from loopback import JupyterServer, fake_model, jupyter_server
-from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.httpclient import AsyncHTTPClient
 
 from chapyter_ext.testing.openai_server import Reply
-from chapyter_ext.testing.sse import SSEReader
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -38,23 +37,12 @@ async def probe(client, server: JupyterServer, n: int) -> list[float]:
 
 
 async def chat(client, server: JupyterServer, i: int, first_token: asyncio.Event, done: list):
-    sse = SSEReader()
-
-    def on_chunk(chunk: bytes) -> None:
-        if any(name == "token" for name, _ in sse.parse(chunk)):
+    def on_event(name: str, data: dict) -> None:
+        if name == "token":
             first_token.set()
 
-    body = json.dumps({"notebook": f"bench/{i}.ipynb", "message": f"explain {i}"})
-    await client.fetch(
-        HTTPRequest(
-            f"{server.base}chapyter-ext/chat",
-            method="POST",
-            body=body,
-            headers=server.headers,
-            streaming_callback=on_chunk,
-            request_timeout=600,
-        )
-    )
+    body = {"notebook": f"bench/{i}.ipynb", "message": f"explain {i}"}
+    sse = await server.stream(client, "chat", body, on_event)
     done.append(len(sse.tokens()))
 
 

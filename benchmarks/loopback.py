@@ -1,5 +1,6 @@
 """What the server benchmarks share: a free loopback port, a JSON POST, waiting for a URL, the
-loopback model in its own process, and the one way they start a real ``jupyter server``."""
+loopback model in its own process, the one way they start a real ``jupyter server``, and one
+way to call its routes (a JSON POST, a streamed one read with the tests' SSE reader)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.request import Request, urlopen
+
+from chapyter_ext.testing.sse import SSEReader
 
 
 def free_port() -> int:
@@ -84,6 +87,43 @@ class JupyterServer:
     def headers(self) -> dict[str, str]:
         """A JSON request's headers, with the token."""
         return {"Authorization": f"token {self.token}", "Content-Type": "application/json"}
+
+    async def post(self, client: Any, route: str, body: Any) -> None:
+        """POST ``body`` as JSON to ``chapyter-ext/<route>`` with tornado's ``client``."""
+        from tornado.httpclient import HTTPRequest
+
+        url = f"{self.base}chapyter-ext/{route}"
+        await client.fetch(HTTPRequest(url, "POST", self.headers, json.dumps(body)))
+
+    async def stream(
+        self,
+        client: Any,
+        route: str,
+        body: Any,
+        on_event: Callable[[str, Any], None] | None = None,
+    ) -> SSEReader:
+        """POST ``body`` to the streamed route ``chapyter-ext/<route>`` and read its events to
+        the end (each stamped with its arrival time); ``on_event(name, data)`` sees each one
+        as it arrives."""
+        from tornado.httpclient import HTTPRequest
+
+        sse = SSEReader()
+
+        def on_chunk(chunk: bytes) -> None:
+            for name, data in sse.parse(chunk):
+                if on_event is not None:
+                    on_event(name, data)
+
+        request = HTTPRequest(
+            f"{self.base}chapyter-ext/{route}",
+            method="POST",
+            body=json.dumps(body),
+            headers=self.headers,
+            streaming_callback=on_chunk,
+            request_timeout=600,
+        )
+        await client.fetch(request)
+        return sse
 
 
 @contextmanager

@@ -71,6 +71,10 @@ class SSEReader:
         """Data of the first event called ``name``."""
         return next(data for event, data, _ in self.events if event == name)
 
+    def first_at(self, name: str) -> float:
+        """``time.monotonic()`` when the first event called ``name`` arrived."""
+        return next(at for event, _, at in self.events if event == name)
+
     def tokens(self) -> list[str]:
         """Texts of the token events, in order."""
         return [data["text"] for data in self.all("token")]
