@@ -36,6 +36,7 @@ import {
   stats,
   writeResult
 } from '../browser/measure';
+import { tapTokenStream } from '../browser/page-probes';
 
 const ASKS = Number(process.env.BENCH_ASKS ?? 30);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
@@ -69,46 +70,8 @@ interface IAsk {
  */
 async function openChatOnNotebook(lab: Lab): Promise<Locator> {
   const page = lab.page;
-  // Before JupyterLab captures `fetch`: note when the chat stream's bytes reach the page
-  // (its first `token` event), apart from when the page gets to draw them.
-  await page.addInitScript(() => {
-    const w = window as any;
-    const original = window.fetch.bind(window);
-    window.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
-      const response = await original(input, init);
-      const url = input instanceof Request ? input.url : String(input);
-      const b = w.__bench;
-      if (
-        !b?.armed ||
-        !/\/chapyter-ext\/chat(\?|$)/.test(url) ||
-        !response.body
-      ) {
-        return response;
-      }
-      const [mine, theirs] = response.body.tee();
-      void (async () => {
-        const reader = mine.getReader();
-        const decoder = new TextDecoder();
-        let text = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done || b.tokenBytes) {
-            break;
-          }
-          text += decoder.decode(value, { stream: true });
-          if (text.includes('event: token')) {
-            b.tokenBytes = performance.timeOrigin + performance.now();
-          }
-        }
-        void reader.cancel();
-      })();
-      return new Response(theirs, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers
-      });
-    };
-  });
+  // When the chat stream's first `token` event reaches the page, apart from when it is drawn.
+  await tapTokenStream(page, '/chapyter-ext/chat(\\?|$)');
   await lab.open();
   const file = await chatNotebook('bench-first-token', [
     { id: 'load', source: LOAD_EXT },
@@ -242,7 +205,7 @@ async function ask(page: Page, panel: Locator, delay: number): Promise<IAsk> {
       send: b.send,
       dom: b.dom,
       frame: b.frame,
-      tokenBytes: b.tokenBytes ?? NaN,
+      tokenBytes: b.tokenBytes ? at(b.tokenBytes) : NaN,
       chatFetch: chat ? at(chat.startTime) : NaN,
       chatHeaders: chat ? at(chat.responseStart) : NaN,
       chatRequestStart: chat ? at(chat.requestStart) : NaN,
