@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from chapyter_ext import llm
 from chapyter_ext.config import Chapyter
 from chapyter_ext.llm import (
     Endpoint,
