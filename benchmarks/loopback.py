@@ -1,13 +1,10 @@
-"""What the server benchmarks share: a free loopback port, a JSON POST, waiting for a URL, the
-loopback model in its own process, the one way they start a real ``jupyter server``, and one
-way to call its routes (a JSON POST, a streamed one read with the tests' SSE reader)."""
+"""What the server benchmarks share: a JSON POST, waiting for a URL, the loopback model in
+its own process, a real ``jupyter server`` (the tests' ``JupyterProcess``), and one way to
+call its routes (a JSON POST, a streamed one read with the tests' SSE reader)."""
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,14 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.request import Request, urlopen
 
+from chapyter_ext.testing.jupyter_process import JupyterProcess, free_port
 from chapyter_ext.testing.sse import SSEReader
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post_json(url: str, data: dict) -> None:
@@ -130,38 +121,17 @@ class JupyterServer:
 def jupyter_server(
     model_base_url: str, *options: str, root: str | None = None
 ) -> Iterator[JupyterServer]:
-    """A real ``jupyter server`` with chapyter-ext on a free loopback port, talking to the
-    OpenAI-compatible endpoint ``model_base_url`` (model ``fake-model``), with more command-line
-    ``options``. It serves ``root`` (a new temporary folder by default) and keeps its Jupyter
-    config, data and runtime files and its chat histories there, so no user setting leaks in.
-    Stopped on the way out."""
+    """A real ``jupyter server`` with chapyter-ext (``JupyterProcess``: a free loopback port,
+    no user setting leaks in) talking to the OpenAI-compatible endpoint ``model_base_url``
+    (model ``fake-model``), with more command-line ``options``. It serves ``root`` (a new
+    temporary folder by default) and keeps its chat histories there. Stopped on the way out."""
     with tempfile.TemporaryDirectory(prefix="chapyter-bench-") as scratch:
         root = root or scratch
-        port, token = free_port(), secrets.token_hex(16)
         env = {
-            **os.environ,
             "OPENAI_BASE_URL": model_base_url,
             "OPENAI_API_KEY": "sk-bench",
             "CHAPYTER_MODEL": "fake-model",
-            "JUPYTER_CONFIG_DIR": f"{root}/config",
-            "JUPYTER_DATA_DIR": f"{root}/data",
-            "JUPYTER_RUNTIME_DIR": f"{root}/runtime",
         }
-        args = [
-            sys.executable, "-m", "jupyter_server", "--no-browser",
-            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-            f"--ChapyterExtApp.history_dir={root}/history", *options,
-        ]  # fmt: skip
-        if os.getuid() == 0:
-            args.append("--allow-root")
-        process = subprocess.Popen(
-            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            base = f"http://127.0.0.1:{port}/"
-            wait_for(f"{base}api/status", token)
-            yield JupyterServer(base, token, process.pid)
-        finally:
-            process.terminate()
-            process.wait(30)
+        history = f"--ChapyterExtApp.history_dir={root}/history"
+        with JupyterProcess(scratch, history, *options, env=env, root=root) as server:
+            yield JupyterServer(server.base, server.token, server.pid)

@@ -22,9 +22,9 @@ from chapyter_ext.llm import (
     list_models,
     retry,
 )
+from chapyter_ext.testing.jupyter_process import free_port
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 from tests.endpoints import KEY, loopback_endpoint, run
-from tests.ports import free_port
 
 HEADER_SECRET = "referer-SECRET-value"
 USER = [{"role": "user", "content": "make a plot"}]

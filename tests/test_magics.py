@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from chapyter_ext.contract import PROGRESS_MIME, request_sha256
+from chapyter_ext.testing.jupyter_process import free_port
 from chapyter_ext.testing.openai_server import Reply
-from tests.ports import free_port
 
 SECRET_KEY = "sk-test-KERNELKEY-0123456789abcdef"
 SECRET_VAR = "sk-live-VARIABLE-SECRET-9876543210zyx"

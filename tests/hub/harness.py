@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from tests.ports import free_port
+from chapyter_ext.testing.jupyter_process import free_port
 
 from .deploy_doc import snippet
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ports import free_port
+from chapyter_ext.testing.jupyter_process import free_port
 
 HERE = Path(__file__).resolve().parent
 SQLITE = HERE / ".sqlite-venv" / "bin" / "mcp-server-sqlite"
