@@ -8,11 +8,11 @@ import ast
 import re
 from typing import Any
 
-from ..parsing.syntax import try_parse_cell
-from .categories import DYNAMIC, NETWORK, OTHER_CODE, UNPROVEN, WRITES
+from .categories import DYNAMIC, NETWORK, OTHER_CODE, OWN_CALL, UNPROVEN, WRITES
 from .ipython import IPythonSyntax
+from .levels import LIKELY
 from .lists.functions import (
-    ACTIVE_HTML,
+    ADDRESS_DISPLAYS,
     CALLABLE_FUNCTIONS,
     CALLABLE_KEYWORDS,
     DYNAMIC_BUILTINS,
@@ -26,9 +26,24 @@ from .lists.functions import (
     WRITE_KEYWORDS,
 )
 from .lists.methods import CALLABLE_METHODS, TARGET_KEYWORDS, TARGET_WRITERS, TEXT_CALLEES
-from .names import BUILTINS, EXT, MADE_HERE, Held, allowed, canonical, dunder, ruled, safe_method
-from .tree import is_super, literal, truthy
+from .names import (
+    BUILTINS,
+    EXT,
+    MADE_HERE,
+    OPAQUE,
+    OWN,
+    Held,
+    allowed,
+    canonical,
+    dunder,
+    ruled,
+    safe_method,
+)
+from .tree import is_super, literal, parse, truthy
 from .values import fold
+
+#: Methods that make text from a template or pieces: the text is checked as a literal is.
+FORMATTERS = frozenset({"join", "format", "format_map", "vformat"})
 
 
 def _position(entry: tuple[int, str] | None) -> dict[Any, str]:
@@ -87,11 +102,16 @@ class Cell(IPythonSyntax):
                     modes.update(self.module_call(canonical(held.name), node))
                 elif held.kind == "builtin":
                     modes.update(self.builtin_call(held.name, node))
-                elif held.kind == "meth":  # f = df.to_csv; f('out.csv')
-                    self.method_rules(EXT, held.name, node)
-                    self.method_ok((EXT,), held.name, node)
-                elif held.kind in ("ext", "param", "self"):
+                elif held.kind == "meth":  # f = df.to_csv; f('out.csv'); getattr(z, 'extract')()
+                    read = self.getattr_literal(func) if isinstance(func, ast.Call) else None
+                    bases = self.values(read.value) if read is not None else (EXT,)
+                    for base in bases:
+                        self.method_rules(base, held.name, node)
+                    self.method_ok(bases, held.name, node)
+                elif held.kind in OPAQUE:
                     self.flag(UNPROVEN, func, "calls")
+                elif held == OWN or held.kind == "own":
+                    self.flag(OWN_CALL, func, "calls", LIKELY, "defined by an earlier cell")
             if not isinstance(func, ast.Name):
                 self.check(func, "callee")
             elif func.id == "__builtins__" or (dunder(func.id) and func.id not in BUILTINS):
@@ -107,8 +127,13 @@ class Cell(IPythonSyntax):
             if named and isinstance(keyword.value, ast.Tuple):  # agg(total=('sales', 'sum'))
                 mode = "agg"
             self.argument(keyword.value, mode, quiet)
-        if not self.quiet and isinstance(func, ast.Attribute) and func.attr in ("join", "format"):
-            self.url(node)
+        if isinstance(func, ast.Attribute) and func.attr in FORMATTERS:
+            self.url(node)  # the text made, and the template's fields (``'{0.__class__}'``)
+            if func.attr != "join":
+                for template in (func.value, *node.args[:1]):
+                    text = fold(template, self)
+                    if text is not None and "{" in text:
+                        self.format_fields(text, template)
 
     def builtin_call(self, name: str, node: ast.Call) -> dict[Any, str]:
         args, keywords = node.args, {k.arg: k.value for k in node.keywords}
@@ -138,7 +163,9 @@ class Cell(IPythonSyntax):
         """A module's function called: its rule, or the allow-list; which arguments it calls."""
         args, keywords = node.args, {k.arg: k.value for k in node.keywords}
         first = args[0] if args else keywords.get("expr", keywords.get("formula"))
-        if path in OPENERS:
+        if self.setting_call(path, node):
+            pass  # matplotlib.use('webagg'), plt.rc('backend', ...), pd.set_option(...)
+        elif path in OPENERS:
             self.open_mode(node, OPENERS[path])
         elif path == "numpy.load":
             if truthy(keywords.get("allow_pickle", keywords.get(None))):
@@ -151,22 +178,18 @@ class Cell(IPythonSyntax):
         elif ruled(path) == "formula":
             self.nested_expression(first, node, formula=True)
         elif path in HTML_DISPLAYS:
-            text = fold(first, self)
-            if text is None or ACTIVE_HTML.search(text) or "url" in keywords:
-                self.flag(OTHER_CODE, node)
-        elif path == "IPython.display.Image" and "url" in keywords:
-            self.flag(NETWORK, node)
+            if "url" in keywords:  # IPython fetches it in the kernel
+                self.flag(NETWORK, node)
+            content = first if first is not None else keywords.get("data")
+            self.shown(content, HTML_DISPLAYS[path], node)
+        elif path in ADDRESS_DISPLAYS:
+            self.addresses([*args, *keywords.values()], node)
         elif path in ("operator.methodcaller", "operator.attrgetter"):
             name = literal(first)
             if name is None or any(dunder(p) for p in name.split(".")):
                 self.flag(DYNAMIC, node)
             elif path == "operator.methodcaller" and not safe_method(name, True):
                 self.refuse(name, node)
-        elif path in ("pandas.set_option", "pandas.options") and "backend" in (
-            literal(first) or ""
-        ):
-            if len(args) < 2 or literal(args[1]) not in PLOT_BACKENDS:
-                self.flag(OTHER_CODE, node)
         elif path in WRITE_KEYWORDS and set(WRITE_KEYWORDS[path]) & set(keywords):
             self.flag(WRITES, node)  # logging.basicConfig(filename=...), yaml.dump(d, stream=f)
         elif path == "yaml.dump" and len(args) > 1:
@@ -190,8 +213,8 @@ class Cell(IPythonSyntax):
             self.nested_expression(first, node, formula=name == "from_formula")
         elif name == "info" and keywords.get("buf") is not None:
             self.flag(WRITES, node)
-        elif name == "show" and literal(keywords.get("renderer")) not in (None, "notebook"):
-            self.flag(NETWORK, node)
+        elif name == "show" and "renderer" in keywords:
+            self.choose("plotly.io.renderers.default", keywords["renderer"], node)
         elif name in ("replace", "rename", "copy") and base.kind not in MADE_HERE:
             # A path's replace/rename/copy moves or copies a file; data's take other arguments.
             one = len(args) == 1 and not keywords
@@ -226,7 +249,9 @@ class Cell(IPythonSyntax):
             text = re.sub(r"`[^`]*`", "_c", re.sub(r"@(?=[A-Za-z_])", "", text))
             if formula:
                 text = re.sub(r"[~:|]", "+", text).lstrip("+ ") or "0"
-            parsed = try_parse_cell(text)
+            parsed = parse(text)
             if parsed is not None:
-                return type(self)(parsed[0], self.found, self.known | FORMULA_NAMES).run(parsed[1])
+                nested = type(self)(parsed[0], self.found, self.known, self.types)
+                nested.plain = FORMULA_NAMES if formula else frozenset()
+                return nested.run(parsed[1])
         self.flag(OTHER_CODE, call)

@@ -1,27 +1,45 @@
 """Every node of a cell checked against the allow-list (pass 2 of the analysis): names,
-attributes, items, strings that spell a URL, definitions, imports."""
+attributes, items, definitions, imports; strings are :mod:`.texts`', settings :mod:`.options`',
+calls :mod:`.calls`'."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any
 
-from .categories import DYNAMIC, INSTALLS, NETWORK, OTHER_CODE, SHELL, STATE, UNPROVEN
+from .categories import (
+    CERTIFICATES,
+    DYNAMIC,
+    GUESSED_CALL,
+    GUESSED_CHANGE,
+    NETWORK,
+    OTHER_CODE,
+    OWN_CALL,
+    PROBES,
+    STATE,
+    UNPROVEN,
+    WRITES,
+)
+from .levels import LIKELY
 from .lists.functions import (
-    BY_NAME,
+    CERTIFICATE_ATTRIBUTES,
     CONFIG,
     DENIED,
     DYNAMIC_BUILTINS,
     KNOWN_IMPORTS,
     NETWORK_MODULES,
+    PROBE_MODULES,
+    PURE,
     SAFE_BUILTINS,
-    URL,
 )
 from .lists.methods import KIND_METHODS, MEMORY_METHODS, RICH_REPRS
+from .lists.types import KIND_LABELS, KIND_READS
 from .names import (
     BUILTINS,
     METHOD_LABEL,
+    OPAQUE,
+    OWN,
     Held,
     allowed,
     canonical,
@@ -31,81 +49,14 @@ from .names import (
     safe_method,
     under,
 )
-from .tree import BINDING, children, literal, walk
-from .values import Values, fold
-
-_SNIPPET = 60
+from .options import Options
+from .tree import children
 
 
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
-
-
-class Checks(Values):
+class Checks(Options):
     """Pass 2 of one cell's analysis: every node checked, the first cause of each category kept
-    in ``found``. A node is checked by the ``c_<type>`` method of the class (``HANDLERS``), else
-    its children are; calls and IPython's syntax are the subclasses' (:mod:`.calls`,
-    :mod:`.ipython`)."""
-
-    #: Node type -> the ``c_<type>`` method that checks it, for each subclass.
-    HANDLERS: ClassVar[dict[type, Any]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        handlers = {
-            getattr(ast, name[2:]): getattr(cls, name)
-            for name in dir(cls)
-            if name.startswith("c_") and hasattr(ast, name[2:])
-        }
-        handlers.update(dict.fromkeys((ast.BinOp, ast.JoinedStr), cls.c_text))
-        handlers.update({ast.AsyncFunctionDef: cls.c_FunctionDef, ast.AsyncWith: cls.c_With})
-        handlers[ast.ImportFrom] = cls.c_Import
-        cls.HANDLERS = handlers
-
-    def __init__(self, source: str, found: dict[str, str], known: frozenset[str]) -> None:
-        super().__init__(known)
-        self.source, self.found = source, found
-        self.quiet = 0  # > 0 where strings are shown or compared, not fetched
-
-    def run(self, tree: ast.Module) -> None:
-        """Both passes over a parsed cell: what every name may hold, then every statement."""
-        for node in walk(tree):
-            if type(node) in BINDING:
-                self.bind_node(node)
-        for stmt in tree.body:
-            self.check(stmt)
-
-    def flag(self, category: str, node: ast.AST | str, verb: str = "") -> None:
-        """One reason per category, the first found: enough to decide, short to read."""
-        if category not in self.found:
-            text = node if isinstance(node, str) else ast.get_source_segment(self.source, node)
-            what = _snippet(text or ast.unparse(node))  # type: ignore[arg-type]
-            self.found[category] = (
-                f"{verb} `{what}`, which is {UNPROVEN}" if verb else f"{category}: {what}"
-            )
-
-    def refuse(self, path: str, node: ast.AST | str, verb: str = "calls") -> None:
-        """``path`` (a dotted name or a method) is not allowed: say which category, if known."""
-        label = label_of(path)
-        if label == SHELL and isinstance(node, ast.Call):
-            words = " ".join(s for a in ast.walk(node) for s in [literal(a)] if s).split()
-            if "install" in words and {"pip", "pip3", "conda", "mamba"} & set(words):
-                label = INSTALLS
-        if label:
-            self.flag(label, node)
-        else:
-            self.flag(UNPROVEN, node.func if isinstance(node, ast.Call) else node, verb)
-
-    def check(self, node: ast.AST, ctx: str = "value") -> None:
-        """Check ``node`` read as a ``value``, the ``base`` of an attribute or item, a callee,
-        or a ``func`` handed over to be called."""
-        handler = self.HANDLERS.get(type(node))
-        if handler is not None:
-            handler(self, node, ctx)
-        elif isinstance(node, ast.AST):
-            for child in children(node):
-                self.check(child)
+    in ``found`` (:mod:`.findings`); calls and IPython's syntax are the subclasses'
+    (:mod:`.calls`, :mod:`.ipython`)."""
 
     def c_Expr(self, node: ast.Expr, ctx: str) -> None:
         if not isinstance(node.value, ast.Constant):  # a docstring or a bare string says nothing
@@ -129,17 +80,25 @@ class Checks(Values):
             self.refuse(name, node, "uses")
         elif kind == "meth" and (name in METHOD_LABEL or not (ctx == "value" or safe_method(name))):
             self.refuse(name, node)
-        elif ctx == "func" and kind in ("ext", "param", "self"):
+        elif ctx == "func" and kind in OPAQUE:
             self.flag(UNPROVEN, node, "calls")
+        elif ctx == "func" and held == OWN:
+            self.flag(OWN_CALL, node, "calls", LIKELY, "defined by an earlier cell")
 
     def c_Attribute(self, node: ast.Attribute, ctx: str) -> None:
         if dunder(node.attr):
             self.flag(DYNAMIC, node)
         if not isinstance(node.ctx, ast.Load):  # ``x.a = v``, ``del x.a``
+            if node.attr in CERTIFICATE_ATTRIBUTES:  # on any object: a session, a context
+                self.flag(CERTIFICATES, node)
             for base in self.values(node.value):
                 path = f"{base.name}.{node.attr}"
-                if (base.kind == "qual" and not under(path, CONFIG)) or path in BY_NAME:
-                    self.flag(STATE, node)
+                if base.kind == "qual" and self.attribute_set(path, node):
+                    continue  # a setting chosen (``pio.renderers.default = 'png'``)
+                if base.kind == "qual" and not under(path, CONFIG):
+                    self.flag(PROBES if path.startswith("chapyter_ext") else STATE, node)
+                else:
+                    self.changed(base, node)
         elif ctx in ("value", "func"):
             for held in self.values(node):
                 if held.kind == "meth" and ctx == "func":
@@ -156,20 +115,39 @@ class Checks(Values):
         """Whether method ``name`` may be called on all of ``bases`` (``plain``: by something
         else, with arguments this cell does not show); refuses it if not."""
         for base in bases:
-            kind = base.kind
+            kind, guessed = base.kind, False
             if kind in KIND_METHODS:  # a path, a file open for reading, a buffer, an image
                 ok = name in KIND_METHODS[kind] or (kind == "buffer" and safe_method(name, plain))
             elif kind in ("inst", "self", "class"):
-                ok = name in self.methods.get(base.name, ()) or safe_method(name, plain)
+                own = name in self.methods.get(base.name, ())
+                ok = own or safe_method(name, plain)
+                guessed = not own and kind != "class"
             elif kind == "qual":
                 ok = allowed(canonical(f"{base.name}.{name}"))
+            elif kind == "own":  # of a class the notebook defined: its code was consented to
+                ok, callee = True, node.func if isinstance(node, ast.Call) else node
+                self.flag(OWN_CALL, callee, "calls", LIKELY, "defined by an earlier cell")
+            elif kind in KIND_LABELS or kind in KIND_READS or kind == "typed":
+                ok = name in KIND_READS.get(kind, ())  # known types: their own lists
             else:  # in-memory mutators only on values made here (not ``fs.remove(p)``)
                 ok = kind == "bad" or safe_method(name, plain)
                 ok = ok or (kind == "data" and name in MEMORY_METHODS)
+                guessed = kind in ("ext", "param", "meth")
             if not ok:
-                self.refuse(name, node)
+                self.refuse_method(kind, name, node)
                 return False
+            if guessed:
+                self.guess(GUESSED_CALL, node, "calls")
         return True
+
+    def changed(self, base: Held, node: ast.Attribute | ast.Subscript) -> None:
+        """An attribute or item of ``base`` set or deleted (not a module's: that is ``STATE``)."""
+        kind = base.kind
+        if kind in ("ext", "param", "meth", "own"):
+            self.guess(GUESSED_CHANGE, node, "sets")
+        elif kind in KIND_LABELS or kind in KIND_READS or kind == "typed":
+            label = KIND_LABELS.get(kind, {}).get("*")
+            self.flag(label, node) if label else self.flag(UNPROVEN, node, "sets")
 
     def argument(self, node: ast.AST, mode: str | None, quiet: bool = False) -> None:
         """Check an argument; ``mode`` "func" or "agg" when the callee calls it ("agg": a
@@ -199,37 +177,19 @@ class Checks(Values):
 
     def c_Subscript(self, node: ast.Subscript, ctx: str) -> None:
         if not isinstance(node.ctx, ast.Load):  # ``os.environ['X'] = v``
-            if any(b.kind == "qual" and not under(b.name, CONFIG) for b in self.values(node.value)):
-                self.flag(STATE, node)
-        elif ctx == "value" and not self.quiet:
+            for base in self.values(node.value):
+                if base.kind == "qual" and not under(base.name, CONFIG):
+                    self.flag(STATE, node)
+                elif base.kind == "qual":
+                    self.option_set(base.name, node)
+                elif base.kind == "store":  # ``store['df'] = df`` writes the file
+                    self.flag(WRITES, node)
+                else:
+                    self.changed(base, node)
+        elif ctx == "value":
             self.url(node)
         self.check(node.value, "base")
         self.check(node.slice)
-
-    def c_Constant(self, node: ast.Constant, ctx: str) -> None:
-        value = node.value
-        if isinstance(value, bytes):
-            value = value.decode("latin-1")
-        if not self.quiet and isinstance(value, str) and URL.search(value):
-            self.flag(NETWORK, node)
-
-    def c_text(self, node: ast.AST, ctx: str) -> None:
-        """A string made of pieces (``'ht' + 'tps://'``, an f-string)."""
-        if not self.quiet and not isinstance(getattr(node, "op", ast.Add()), (ast.Div, ast.Sub)):
-            self.url(node)
-        for child in children(node):
-            self.check(child)
-
-    def c_Compare(self, node: ast.Compare, ctx: str) -> None:
-        self.quiet += 1  # ``url == 'https://...'`` fetches nothing
-        for child in children(node):
-            self.check(child)
-        self.quiet -= 1
-
-    def url(self, node: ast.AST) -> None:
-        text = fold(node, self)
-        if text is not None and URL.search(text):
-            self.flag(NETWORK, node)
 
     def c_FunctionDef(self, node: Any, ctx: str) -> None:
         if node.name in RICH_REPRS:
@@ -254,7 +214,7 @@ class Checks(Values):
         for item in node.items:  # entering an object from elsewhere runs its __enter__
             expr = item.context_expr
             named = isinstance(expr, (ast.Name, ast.Attribute))
-            if named and any(v.kind in ("ext", "param") for v in self.values(expr)):
+            if named and any(v.kind in OPAQUE and v.kind != "self" for v in self.values(expr)):
                 self.flag(UNPROVEN, expr, "enters")
         for child in children(node):
             self.check(child)
@@ -265,6 +225,10 @@ class Checks(Values):
                 self.importable(alias.name)
             return
         module = node.module or ""
+        for alias in node.names if not node.level else ():  # the name's category first
+            path = canonical(f"{module}.{alias.name}")
+            if label_of(path) and not allowed(path) and not ruled(path):
+                self.refuse(path, f"from {module} import {alias.name}", "imports")
         if node.level:
             self.flag(UNPROVEN, f"from {'.' * node.level}{module} import …", "imports")
         elif self.importable(module):
@@ -277,7 +241,11 @@ class Checks(Values):
 
     def importable(self, module: str) -> bool:
         parts = module.split(".")
-        if any(".".join(parts[:i]) in DENIED for i in range(1, len(parts) + 1)):
+        if parts[0] in PROBE_MODULES:
+            self.flag(PROBES, f"import {module}")
+        elif any(".".join(parts[:i]) in DENIED for i in range(1, len(parts) + 1)) or (
+            len(parts) > 1 and parts[0] in PURE and not allowed(module) and not ruled(module)
+        ):
             self.refuse(module, f"import {module}", "imports")
         elif parts[0] in NETWORK_MODULES and not allowed(module):
             self.flag(NETWORK, f"import {module}")

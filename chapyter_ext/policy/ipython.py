@@ -6,11 +6,27 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 
-from ..parsing.syntax import calls_ai_magic, try_parse_cell
-from .categories import INSTALLS, MAGIC_CALL, OTHER_CODE, SHELL, STATE, UNPROVEN, VARIABLES, WRITES
+from ..parsing.syntax import calls_ai_magic
+from .categories import (
+    INSTALLS,
+    MAGIC_CALL,
+    NETWORK,
+    OTHER_CODE,
+    PROBES,
+    SHELL,
+    STATE,
+    UNPROVEN,
+    VARIABLES,
+    WRITES,
+)
 from .checks import Checks
+from .levels import KNOWN, UNPROVEN_LEVEL, Reason
+from .lists.functions import MATPLOTLIB_MAGIC
 from .lists.magics import (
+    CONFIG_CLASSES,
+    CONFIG_TRAITS,
     EXTENSION_MAGICS,
     HARMLESS_MAGICS,
     INSTALL_COMMAND,
@@ -18,6 +34,7 @@ from .lists.magics import (
     KNOWN_EXTENSIONS,
     PYTHON_MAGICS,
     SHELL_MAGICS,
+    SHOWN_MAGICS,
     STATE_MAGICS,
     VALUE_OPTIONS,
     VARIABLE_MAGICS,
@@ -26,7 +43,7 @@ from .lists.magics import (
     WRITE_OPTIONS,
 )
 from .names import FN, kind_of
-from .tree import dotted, literal
+from .tree import dotted, literal, parse
 
 
 def _without_options(line: str) -> str:
@@ -44,16 +61,25 @@ class IPythonSyntax(Checks):
     ``{expr}`` in a magic's line) is classified in turn."""
 
     @classmethod
-    def classify_into(cls, code: str, found: dict[str, str], known: frozenset[str]) -> None:
-        """Add to ``found`` why ``code`` (a cell, or the Python of a magic) may need approval."""
+    def classify_into(
+        cls,
+        code: str,
+        found: dict[str, Reason],
+        known: frozenset[str],
+        types: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add to ``found`` why ``code`` (a cell, or the Python of a magic) may need approval;
+        ``types``: what the notebook's names hold (``known_types`` of :func:`~.decide.analyse`).
+        """
         if any(calls_ai_magic(line) for line in code.splitlines()):
-            found.setdefault("magic", MAGIC_CALL)
+            found.setdefault(MAGIC_CALL, Reason(MAGIC_CALL, MAGIC_CALL, KNOWN))
         try:
-            parsed = try_parse_cell(code)
+            parsed = parse(code)
             if parsed is not None:
-                cls(parsed[0], found, known).run(parsed[1])
+                cls(parsed[0], found, known, types).run(parsed[1])
         except RecursionError:
-            found.setdefault(UNPROVEN, f"nests too deeply to check, so it is {UNPROVEN}")
+            text = f"nests too deeply to check, so it is {UNPROVEN}"
+            found.setdefault(UNPROVEN, Reason(UNPROVEN, text, UNPROVEN_LEVEL))
 
     def ipython(self, node: ast.Call) -> bool:
         """``get_ipython().system(...)`` and friends: magics and ``!cmd`` after the transform."""
@@ -74,13 +100,30 @@ class IPythonSyntax(Checks):
             return False
         return True
 
+    def config(self, line: str, shown: str, known: frozenset[str]) -> None:
+        """``%config Class.trait = value``: a display setting, or a change of the session (of
+        chapyter-ext's own settings: the trial's machinery); the value is Python it runs."""
+        match = re.match(r"\s*([\w.]+)\s*=(.*)", line, re.S)
+        if match is None:
+            return  # ``%config`` or ``%config Class`` lists settings
+        target, value = match.group(1), match.group(2)
+        if target.startswith("Chapyter"):
+            self.flag(PROBES, shown)
+        elif target.split(".")[0] not in CONFIG_CLASSES and target not in CONFIG_TRAITS:
+            self.flag(STATE, shown)
+        self.classify_into(value.strip(), self.found, known, self.types)
+
     def magic(self, name: str, cell: bool, rest: list[str]) -> None:
+        made = [
+            n for n, s in self.bindings.items() if all(v == FN or kind_of(v) == "class" for v in s)
+        ]
+        known = self.known | set(made)  # the cell's own functions, checked with it
         line, body = rest[0] if rest else "", rest[1] if cell and len(rest) > 1 else ""
         shown = f"{'%%' if cell else '%'}{name} {line}".strip()
         shown += ": " + body.strip().split("\n")[0] if body.strip() else ""
         words = set(line.split())
         if name == "ai":
-            self.found.setdefault("magic", MAGIC_CALL)
+            self.found.setdefault(MAGIC_CALL, Reason(MAGIC_CALL, MAGIC_CALL, KNOWN))
         elif name in INSTALL_MAGICS:
             self.flag(INSTALLS, shown)
         elif name in SHELL_MAGICS:
@@ -91,20 +134,22 @@ class IPythonSyntax(Checks):
             self.flag(VARIABLES, shown)
         elif name in WRITE_MAGICS or (name in WRITE_OPTION_MAGICS and WRITE_OPTIONS & words):
             self.flag(WRITES, shown)
+        elif name in SHOWN_MAGICS and cell:
+            self.shown_text(body, SHOWN_MAGICS[name], shown)
+        elif name == "matplotlib" and line.split() and line.split()[0] not in MATPLOTLIB_MAGIC:
+            self.flag(NETWORK if "webagg" in line.lower() else OTHER_CODE, shown)
+        elif name == "config":
+            self.config(line, shown, known)
         elif name not in HARMLESS_MAGICS or (
             name in EXTENSION_MAGICS and not words <= KNOWN_EXTENSIONS
         ):
             self.flag(OTHER_CODE, shown)
-        made = [
-            n for n, s in self.bindings.items() if all(v == FN or kind_of(v) == "class" for v in s)
-        ]
-        known = self.known | set(made)  # the cell's own functions, checked with it
         if name == "aimport":
             for module in line.replace(",", " ").split():
                 self.importable(module.lstrip("-"))
         elif name in PYTHON_MAGICS:
             if name != "capture":  # %%capture's line names a variable
-                self.classify_into(_without_options(line), self.found, known)
-            self.classify_into(body, self.found, known)
+                self.classify_into(_without_options(line), self.found, known, self.types)
+            self.classify_into(body, self.found, known, self.types)
         for expr in re.findall(r"\{([^{}]+)\}", "" if name in PYTHON_MAGICS else line):
-            self.classify_into(expr, self.found, known)  # IPython expands {expr} in magic lines
+            self.classify_into(expr, self.found, known, self.types)  # IPython expands {expr}

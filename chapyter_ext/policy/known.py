@@ -1,13 +1,17 @@
-"""The notebook's own functions: those its cells defined (consented to when they ran), and the
-names a step rebinds (which makes a known function unknown again)."""
+"""What the notebook's names are: its own functions (those its cells defined, consented to when
+they ran), the names a step rebinds (which makes a known function unknown again), and what each
+name holds (``known_types`` of :func:`~.decide.analyse`), from a kernel's namespace or read
+from cells' imports."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import sys
+import types
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..parsing.syntax import try_parse_cell
+from .tree import parse
 
 
 def defined_functions(sources: Iterable[str]) -> frozenset[str]:
@@ -16,7 +20,7 @@ def defined_functions(sources: Iterable[str]) -> frozenset[str]:
     names: set[str] = set()
     for source in sources:
         try:
-            parsed = try_parse_cell(source)
+            parsed = parse(source)
         except RecursionError:
             parsed = None  # a cell Python cannot parse defines nothing
         stack = list(parsed[1].body) if parsed else []
@@ -36,7 +40,7 @@ def bound_names(source: str) -> frozenset[str]:
     """Every name ``source`` may bind or delete, at any depth (a step that rebinds a known
     function's name makes it unknown)."""
     try:
-        parsed = try_parse_cell(source)
+        parsed = parse(source)
     except RecursionError:
         parsed = None
     names: set[str] = set()
@@ -63,3 +67,74 @@ def namespace_functions(namespace: dict[str, Any]) -> frozenset[str]:
         if own and getattr(value, "__module__", None) == "__main__":
             names.add(name)
     return frozenset(names)
+
+
+#: IPython's own names in a kernel's namespace (its history and helpers, not the user's).
+_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+
+def _public_name(value: Any) -> str | None:
+    """The shortest dotted name a module exposes ``value`` under (``sklearn.linear_model.
+    LinearRegression`` for a class defined in ``sklearn.linear_model._base``), if any."""
+    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    parts = module.split(".")
+    for i in range(1, len(parts) + 1):
+        found: Any = sys.modules.get(".".join(parts[:i]))
+        for attribute in qualname.split("."):
+            found = getattr(found, attribute, None)
+        if found is value:
+            return f"{'.'.join(parts[:i])}.{qualname}"
+    return None
+
+
+def namespace_types(namespace: Mapping[str, Any]) -> dict[str, str]:
+    """What the names of a kernel's namespace hold, as ``known_types``: ``"module:<dotted>"``
+    for a module, or for a function or class reached from one (as ``import`` and ``from ...
+    import`` bind them); else the type of the value, ``"module.QualName"``. Private names,
+    IPython's own and the user's functions (``known_functions``' job) are left out."""
+    found: dict[str, str] = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or name in _IPYTHON_NAMES:
+            continue
+        if isinstance(value, types.ModuleType):
+            found[name] = f"module:{value.__name__}"
+            continue
+        if getattr(value, "__module__", None) == "__main__" and callable(value):
+            continue
+        public = _public_name(value) if callable(value) else None
+        kind = type(value)
+        found[name] = f"module:{public}" if public else f"{kind.__module__}.{kind.__qualname__}"
+    return found
+
+
+def imported_types(sources: Iterable[str]) -> dict[str, str]:
+    """What the top-level imports of cells bind, as ``known_types`` (``{"np": "module:numpy",
+    "LinearRegression": "module:sklearn.linear_model.LinearRegression"}``): a kernel's answer
+    for those names, read without one. A later binding of a name by anything else drops it."""
+    found: dict[str, str] = {}
+    for source in sources:
+        try:
+            parsed = parse(source)
+        except RecursionError:
+            parsed = None
+        for node in parsed[1].body if parsed else ():
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    found[bound] = f"module:{alias.name if alias.asname else bound}"
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        found[alias.asname or alias.name] = f"module:{node.module}.{alias.name}"
+            else:
+                for name in bound_names(ast.unparse(node)) if _binds(node) else ():
+                    found.pop(name, None)
+    return found
+
+
+def _binds(node: ast.stmt) -> bool:
+    return isinstance(
+        node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.FunctionDef, ast.ClassDef, ast.For)
+    )

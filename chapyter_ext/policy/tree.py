@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import Any
 
+from ..parsing.syntax import try_parse_cell
 from .lists import words
 
 #: AST fields that never hold a node to check, and nodes without any.
@@ -26,6 +28,15 @@ BINDING = {
 }
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def parse(code: str) -> tuple[str, ast.Module] | None:
+    """The source IPython runs for a cell and its AST, or None when it does not parse; read
+    whatever the process's warning filters (``"\\s"`` in a string warns, and a warning made an
+    error would read the cell as one that does not parse)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return try_parse_cell(code)
 
 
 def children(node: ast.AST) -> list[Any]:

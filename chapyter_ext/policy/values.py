@@ -4,10 +4,11 @@ they spell (``fold``: a URL built from pieces is still a URL)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import Any
 
 from .lists.functions import MODULE_NAMES, OUTSIDE_MODULES
-from .names import BUILTINS, DATA, EXT, FN, MADE_HERE, Held, member, result
+from .names import BUILTINS, DATA, EXT, FN, MADE_HERE, OWN, Held, member, of_type, result
 from .tree import dotted, literal
 
 
@@ -15,8 +16,10 @@ class Values:
     """Pass 1 of one cell's analysis: what every name the cell binds may hold, and so what any
     expression may hold, remembered by node (pass 2 asks about the same nodes many times)."""
 
-    def __init__(self, known: frozenset[str]) -> None:
+    def __init__(self, known: frozenset[str], types: Mapping[str, str] | None = None) -> None:
         self.known = known  # the notebook's own functions: safe to call
+        self.types = types or {}  # what the notebook's names hold (``known_types``)
+        self.plain: frozenset[str] = frozenset()  # safe to call here (a formula's ``C``, ``I``)
         self.bindings: dict[str, list[Any]] = {}  # name -> Held | ("=" | "elem" | "with", node)
         self.methods: dict[str, frozenset[str]] = {}  # class defined here -> its methods
         self.selves: dict[int, str] = {}  # id(a method's first parameter) -> its class
@@ -85,6 +88,8 @@ class Values:
         return self.reads[id(node)]
 
     def values(self, node: ast.AST) -> tuple[Held, ...]:
+        if node.__class__ is ast.Name:
+            return self.name_values(node.id)  # remembered by name
         key = id(node)
         if key not in self.memo:
             self.memo[key] = (EXT,)  # a cycle reads as unknown
@@ -93,7 +98,8 @@ class Values:
 
     def name_values(self, name: str) -> tuple[Held, ...]:
         if name not in self.memo:
-            self.memo[name] = (EXT,)
+            # A cycle (``df = df.dropna()``) reads the value the name held before the cell.
+            self.memo[name] = (self.outside(name),)
             sources = self.bindings.get(name)
             held = (
                 [v for s in sources for v in self.source_values(s)]
@@ -105,8 +111,12 @@ class Values:
 
     def outside(self, name: str) -> Held:
         """What a name the cell does not bind holds."""
-        if name in self.known:
+        if name in self.plain:
             return FN
+        if name in self.known:
+            return OWN  # the notebook's own function: consented to when its cell ran
+        if name in self.types:
+            return of_type(self.types[name])
         if name in BUILTINS:
             return Held("builtin", name)
         module = MODULE_NAMES.get(name) or (name if name in OUTSIDE_MODULES else None)

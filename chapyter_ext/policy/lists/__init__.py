@@ -12,9 +12,12 @@ Allow-lists, not deny-lists: a call runs unasked only when it resolves to a name
   sub-namespaces in ``DENIED``: listing each of numpy's 600 functions would add nothing a
   reviewer could check; the exceptions are what is reviewed.
 - Magics (:mod:`.magics`): by what they do, IPython's own by name.
+- Types (:mod:`.types`): what an object of a known type is checked as (``known_types``).
 
-The labels (``QUAL_LABELS``, ``METHOD_LABELS``) only name the category of something already
-refused, so that the reason says "deletes files" rather than "not known to be safe".
+The labels (``QUAL_LABELS`` in :mod:`.labels`, ``METHOD_LABELS``, ``KIND_LABELS``) only name the
+category of something already refused, so that the reason says "deletes files" rather than
+"not known to be safe"; :mod:`.labels` groups them by class (loaders, posters, extractors,
+probes).
 
 The tables are written as space-separated words, read by the helpers below.
 """

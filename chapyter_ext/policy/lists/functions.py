@@ -7,7 +7,7 @@ import builtins
 import re
 import sys
 
-from ..categories import DELETES, DYNAMIC, NETWORK, OTHER_CODE, PROCESSES, SHELL, STATE, WRITES
+from ..categories import NETWORK, OTHER_CODE, WRITES
 from . import calls, pairs, words
 
 # -- builtins --------------------------------------------------------------------------------
@@ -18,7 +18,7 @@ SAFE_BUILTINS = words(
     "divmod enumerate filter float format frozenset hasattr hash help hex id int isinstance "
     "issubclass iter len list map max memoryview min next object oct ord pow print property "
     "range repr reversed round set slice sorted staticmethod str sum super tuple type zip "
-    "display NotImplemented Ellipsis"
+    "display NotImplemented Ellipsis __name__ __doc__ __debug__"
 ) | {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
 #: Builtins that reach names or namespaces at run time.
 DYNAMIC_BUILTINS = words("getattr setattr delattr vars globals locals")
@@ -37,16 +37,24 @@ PURE: dict[str, frozenset[str]] = {
     ),
     "pandas": words(
         "read_sql read_sql_query read_sql_table read_clipboard read_hdf read_gbq HDFStore "
-        "ExcelWriter io eval"
+        "ExcelWriter io eval register_dataframe_accessor register_series_accessor "
+        "register_index_accessor register_extension_dtype"
     ),
     "scipy": words("io datasets misc weave LowLevelCallable"),
-    "matplotlib": words("backends testing sphinxext imsave ginput waitforbuttonpress connect"),
+    "matplotlib": words(
+        "backends testing sphinxext imsave ginput waitforbuttonpress connect rc_file"
+    ),
     "seaborn": words("get_dataset_names"),
     "sklearn": words("externals export_graphviz clear_data_home get_data_home"),
     "statsmodels": words("iolib get_rdataset webuse"),
     "plotly": words("offline io renderers"),
     "plotly.io": words("show renderers"),
-    "pyarrow": words("fs ParquetWriter RecordBatchFileWriter RecordBatchStreamWriter"),
+    "pyarrow": words(
+        "fs ParquetWriter RecordBatchFileWriter RecordBatchStreamWriter jvm cffi substrait flight "
+        "cuda hdfs plasma register_extension_type"
+    ),
+    "altair": words("renderers data_transformers serve"),
+    "tqdm": words("contrib cli gui tk keras dask rich"),
     "polars": words("read_database read_database_uri Config"),
     "calendar": words("prmonth prcal"),
     "operator": words("methodcaller attrgetter"),
@@ -54,11 +62,11 @@ PURE: dict[str, frozenset[str]] = {
         words(
             "numpy.lib.stride_tricks numpy.lib.scimath pandas.api.types scipy.signal pyarrow.csv "
             "pyarrow.json polars.selectors mpl_toolkits "
-            "altair math cmath statistics random decimal fractions numbers datetime time zoneinfo "
+            "math cmath statistics random decimal fractions numbers datetime time zoneinfo "
             "dateutil re string textwrap unicodedata difflib itertools functools collections "
             "heapq bisect array copy pprint enum dataclasses typing typing_extensions abc "
-            "warnings uuid hashlib secrets struct base64 binascii os.path fnmatch urllib.parse "
-            "html tqdm patsy PIL.ImageOps PIL.ImageFilter PIL.ImageEnhance"
+            "warnings uuid zlib hashlib secrets struct base64 binascii os.path fnmatch "
+            "urllib.parse html patsy PIL.ImageOps PIL.ImageFilter PIL.ImageEnhance"
         ),
         frozenset(),
     ),
@@ -94,7 +102,7 @@ ALLOWED = words(
     # os and sys: reading the file system and the process's own facts; the cell's own output
     "os.getcwd os.listdir os.scandir os.walk os.cpu_count os.getenv os.environ.get os.environ.keys "
     "os.environ.items os.environ.values os.environ.copy os.sep os.linesep os.pathsep os.curdir "
-    "os.pardir os.name os.stat os.lstat os.getpid os.fspath os.fsdecode os.fsencode os.path "
+    "os.pardir os.name os.stat os.lstat os.fspath os.fsdecode os.fsencode os.path "
     "os.get_terminal_size os.PathLike os.access os.devnull sys.version sys.version_info "
     "sys.platform sys.getsizeof sys.maxsize sys.float_info sys.executable sys.path sys.byteorder "
     "sys.argv sys.getdefaultencoding sys.implementation sys.prefix sys.exc_info sys.maxunicode "
@@ -124,24 +132,71 @@ ALLOWED = words(
     "IPython.display.FileLinks IPython.display.Audio IPython.display.update_display "
     "IPython.display.DisplayHandle IPython.display.ProgressBar "
     # the rest
-    "logging.getLogger logging.basicConfig logging.info logging.debug logging.warning "
+    "logging.getLogger logging.basicConfig logging.Formatter logging.StreamHandler "
+    "logging.NullHandler logging.getLevelName logging.info logging.debug logging.warning "
     "logging.error logging.critical logging.INFO logging.DEBUG logging.WARNING logging.ERROR "
     "platform.system platform.python_version platform.platform platform.machine "
     "platform.release platform.node platform.python_implementation contextlib.suppress "
     "contextlib.nullcontext contextlib.contextmanager contextlib.closing contextlib.ExitStack "
-    "types.SimpleNamespace types.MappingProxyType"
+    "types.SimpleNamespace types.MappingProxyType gc.collect gc.isenabled inspect.signature "
+    "inspect.getsource inspect.getdoc inspect.getfile inspect.isfunction inspect.isclass "
+    "inspect.ismethod inspect.ismodule inspect.Parameter inspect.Signature inspect.getmembers "
+    "inspect.getfullargspec inspect.cleandoc tqdm.contrib.itertools tqdm.contrib.tenumerate "
+    "tqdm.contrib.tzip tqdm.contrib.tmap tqdm.contrib.itertools.product "
+    "tqdm.contrib.logging.logging_redirect_tqdm altair.data_transformers.disable_max_rows"
 )
 #: Where the display module's names also live.
-ALIASES = pairs("IPython.core.display=IPython.display")
+ALIASES = pairs("IPython.core.display=IPython.display posixpath=os.path ntpath=os.path")
 #: Namespaces whose attributes and items a cell may set (options, not code).
+#: Attributes that decide whether TLS certificates are checked, on whatever object they are set.
+CERTIFICATE_ATTRIBUTES = words("verify check_hostname verify_mode cert_reqs assert_hostname")
 CONFIG = words(
     "pandas.options matplotlib.rcParams matplotlib.pyplot.rcParams plotly.io.templates "
     "numpy.random warnings.filters"
 )
-#: Options that name a module to import (``pd.options.plotting.backend = 'name'``), and the
-#: plotting backends that may be named.
-BY_NAME = words("pandas.options.plotting.backend")
+#: pandas' plotting backends that may be named (each a module pandas imports by that name).
 PLOT_BACKENDS = words("matplotlib plotly hvplot holoviews bokeh altair pandas_bokeh")
+#: Settings that choose what starts or loads, by name: the safe choices (a ``+`` joins several
+#: of plotly's) and the category of any other (``webagg``, whichever setting: the network).
+CHOICES = {
+    "matplotlib.rcParams.backend": (
+        words(
+            "inline module://matplotlib_inline.backend_inline agg svg pdf ps pgf cairo template "
+            "nbagg widget ipympl module://ipympl.backend_nbagg"
+        ),
+        OTHER_CODE,
+    ),
+    "pandas.options.plotting.backend": (PLOT_BACKENDS, OTHER_CODE),
+    "plotly.io.renderers.default": (
+        words("notebook jupyterlab plotly_mimetype png svg jpeg jpg pdf json"),
+        NETWORK,
+    ),
+    "altair.renderers.active": (
+        words("default mimetype jupyterlab nteract json png svg"),
+        NETWORK,
+    ),
+    "altair.data_transformers.active": (words("default vegafusion"), WRITES),
+}
+#: Calls that choose a setting, and how: a key of ``CHOICES`` (the first argument is the
+#: choice), ``group`` (``plt.rc(group, ...)``), ``keys`` (a dict of rcParams), ``option``.
+SETTING_KEYS = {
+    **dict.fromkeys(
+        words("matplotlib.use matplotlib.pyplot.switch_backend"), "matplotlib.rcParams.backend"
+    ),
+    **dict.fromkeys(words("matplotlib.rc matplotlib.pyplot.rc"), "group"),
+    **dict.fromkeys(
+        words(
+            "matplotlib.rcParams.update matplotlib.pyplot.rcParams.update matplotlib.rc_context "
+            "matplotlib.pyplot.rc_context"
+        ),
+        "keys",
+    ),
+    "altair.renderers.enable": "altair.renderers.active",
+    "altair.data_transformers.enable": "altair.data_transformers.active",
+    "pandas.set_option": "option",
+}
+#: The values of ``%matplotlib`` that draw in the notebook (or list the backends).
+MATPLOTLIB_MAGIC = words("inline widget ipympl notebook nbagg agg --list -l")
 #: Modules a cell may import without asking (importing them runs nothing): the pure ones and
 #: standard ones whose every use is checked where it happens.
 KNOWN_IMPORTS = frozenset(n.split(".")[0] for n in PURE) | words(
@@ -154,7 +209,11 @@ KNOWN_IMPORTS = frozenset(n.split(".")[0] for n in PURE) | words(
 #: Modules that exist to reach the network: importing one asks.
 NETWORK_MODULES = words(
     "requests httpx urllib urllib3 aiohttp socket http ftplib smtplib poplib imaplib telnetlib "
-    "paramiko websocket websockets pycurl boto3 botocore webbrowser xmlrpc ssl"
+    "paramiko websocket websockets pycurl boto3 botocore webbrowser xmlrpc ssl dns aiodns "
+    "pycares dnslib slack_sdk telegram discord twilio tweepy wandb mlflow neptune comet_ml "
+    "clearml sentry_sdk huggingface_hub kaggle gdown wget yfinance pandas_datareader folium "
+    "pydeck ipyleaflet keplergl bokeh panel streamlit gradio dash flask fastapi uvicorn zmq "
+    "grpc pymongo redis"
 )
 #: Names a cell uses without importing them, read as what earlier cells conventionally import.
 MODULE_NAMES = pairs(
@@ -163,18 +222,35 @@ MODULE_NAMES = pairs(
     "pq=pyarrow.parquet stats=scipy.stats osp=os.path Path=pathlib.Path "
     "HTML=IPython.display.HTML Markdown=IPython.display.Markdown"
 )
-OUTSIDE_MODULES = words(
+#: Names that read as the module they spell when a cell uses them unbound (an earlier cell
+#: imported it): the standard library's, but those often used as variables, and packages
+#: whose use the lists name.
+_VARIABLE_NAMES = words(
+    "test code token select stat queue symbol parser site this wave turtle profile trace cmd "
+    "dis keyword chunk posix nt sched tokenize numbers string array copy types time calendar "
+    "random"
+)
+OUTSIDE_MODULES = (
+    frozenset(getattr(sys, "stdlib_module_names", ())) - _VARIABLE_NAMES - {"__future__"}
+) | words(
     "os sys shutil subprocess pickle json glob pathlib importlib ctypes socket requests urllib "
     "builtins signal threading multiprocessing asyncio webbrowser tempfile zipfile tarfile "
-    "sqlite3 shelve marshal dill joblib io math statistics numpy pandas seaborn scipy "
-    "matplotlib re datetime itertools functools collections operator warnings yaml runpy pty "
-    "http inspect"
+    "sqlite3 shelve marshal dill joblib cloudpickle io math statistics numpy pandas seaborn "
+    "scipy matplotlib re datetime itertools functools collections operator warnings yaml runpy "
+    "pty http inspect urllib3 httpx aiohttp dns torch tensorflow keras tqdm ssl logging duckdb "
+    "pyarrow bokeh altair plotly wandb mlflow psutil prctl resource cffi chapyter_ext "
+    "ipykernel IPython jinja2 py7zr patoolib"
+)
+#: Modules whose import alone inspects the process or reaches the trial's machinery.
+PROBE_MODULES = words(
+    "ctypes _ctypes resource prctl psutil chapyter_ext faulthandler tracemalloc _thread"
 )
 
 # -- calls with rules ------------------------------------------------------------------------
 
 #: What a module function's result is, when its methods are checked against their own lists.
 RESULT_KINDS = pairs(
+    "sqlite3.connect=sql duckdb.connect=sql logging.getLogger=logger pandas.HDFStore=store "
     "pathlib.Path=path pathlib.PurePath=path pathlib.PosixPath=path pathlib.WindowsPath=path "
     "pathlib.Path.cwd=path pathlib.Path.home=path io.StringIO=buffer io.BytesIO=buffer "
     "PIL.Image.open=image PIL.Image.new=image PIL.Image.fromarray=image"
@@ -189,11 +265,20 @@ OPENERS = {
 }
 #: Keywords with which a module function writes a file.
 WRITE_KEYWORDS = {"logging.basicConfig": ("filename",), "yaml.dump": ("stream",)}
-#: Displays whose content must be a literal without script (the browser runs what they show).
-HTML_DISPLAYS = words("IPython.display.HTML IPython.display.Markdown IPython.display.SVG")
+#: Displays whose content the browser renders, and as what: it must be spelled in the cell,
+#: without script, fetching nothing from another host (:mod:`..remote_content`).
+HTML_DISPLAYS = pairs(
+    "IPython.display.HTML=text/html IPython.display.Markdown=text/markdown "
+    "IPython.display.SVG=image/svg+xml"
+)
+#: Displays whose string arguments are addresses the browser (or the kernel) fetches.
+ADDRESS_DISPLAYS = words(
+    "IPython.display.JSON IPython.display.Image IPython.display.Video IPython.display.Audio"
+)
+#: Markup that runs script or leaves the page (fetches are the one rule's, remote_content).
 ACTIVE_HTML = re.compile(
-    r"<\s*(script|iframe|object|embed|meta|link|base|form|svg|img|video|audio)|\bon\w+\s*=|"
-    r"javascript:|srcdoc",
+    r"<\s*(script|iframe|frame|frameset|object|embed|applet|portal|meta|base|form)\b|"
+    r"\bon\w+\s*=|javascript:|vbscript:|srcdoc",
     re.IGNORECASE,
 )
 #: Names a model formula may call (``C(region)``, ``I(x**2)``), beside numpy's.
@@ -232,49 +317,3 @@ CALLABLE_FUNCTIONS = calls(
     "scipy.stats.bootstrap:1:func scipy.stats.permutation_test:1:func "
     "scipy.stats.monte_carlo_test:1:func re.sub:1:mapping re.subn:1:mapping"
 )
-
-# -- labels: the category of what was refused ------------------------------------------------
-
-#: Dotted names (``*``: a prefix) by category.
-QUAL_LABELS = {
-    WRITES: words(
-        "shutil.copy* shutil.move shutil.make_archive shutil.unpack_archive os.makedirs os.mkdir "
-        "os.open os.rename os.renames os.replace os.symlink os.link os.chmod os.chown os.truncate "
-        "os.write numpy.save* numpy.memmap pickle.dump json.dump joblib.dump torch.save "
-        "tempfile.* csv.writer csv.DictWriter pandas.ExcelWriter pandas.HDFStore "
-        "matplotlib.pyplot.savefig matplotlib.pyplot.imsave sqlite3.connect dbm.open shelve.open "
-        "open io.open io.FileIO zipfile.ZipFile tarfile.open"
-    ),
-    DELETES: words(
-        "os.remove os.unlink os.rmdir os.removedirs shutil.rmtree sklearn.datasets.clear_data_home"
-    ),
-    SHELL: words(
-        "os.system os.popen os.posix_spawn* os.exec* os.spawn* pty.* subprocess.* "
-        "asyncio.create_subprocess_* platform.architecture"
-    ),
-    NETWORK: words(
-        "requests.* httpx.* urllib.request.* urllib3.* aiohttp.* socket.* http.* ftplib.* "
-        "smtplib.* webbrowser.* xmlrpc.* seaborn.load_dataset seaborn.get_dataset_names "
-        "sklearn.datasets.fetch_* statsmodels.datasets.get_rdataset statsmodels.datasets.webuse "
-        "numpy.DataSource IPython.display.IFrame"
-    ),
-    OTHER_CODE: words(
-        "exec eval compile __import__ importlib.* runpy.* pickle.load* pickle.Unpickler dill.load* "
-        "cloudpickle.load* joblib.load marshal.load* pandas.read_pickle pandas.read_hdf "
-        "numpy.load torch.load yaml.load yaml.unsafe_load yaml.full_load ctypes.* cffi.* code.* "
-        "types.FunctionType types.CodeType numpy.ctypeslib* scipy.LowLevelCallable pandas.eval "
-        "IPython.display.Javascript timeit.* doctest.*"
-    ),
-    DYNAMIC: words(
-        "getattr setattr delattr vars globals locals sys.modules sys._getframe builtins.* "
-        "inspect.currentframe inspect.stack operator.methodcaller operator.attrgetter get_ipython"
-    ),
-    STATE: words(
-        "os.chdir os.environ* os.putenv os.unsetenv sys.exit os._exit os.abort exit quit "
-        "sys.settrace sys.setprofile sys.setrecursionlimit os.umask atexit.*"
-    ),
-    PROCESSES: words(
-        "os.kill os.killpg os.fork signal.* threading.* multiprocessing.* concurrent.* _thread.* "
-        "asyncio.*"
-    ),
-}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from . import words
+from . import pairs, words
 
 #: Magics that only read, time or display (their Python arguments are classified in turn).
 HARMLESS_MAGICS = words(
@@ -14,7 +14,15 @@ HARMLESS_MAGICS = words(
     "autoreload aimport colors doctest_mode quickref env config tb latex"
 )
 #: Magics whose argument (line) or body (cell) is Python to classify.
-PYTHON_MAGICS = words("time timeit prun capture config")
+PYTHON_MAGICS = words("time timeit prun capture")
+#: Cell magics whose body the browser renders, and as what (checked as ``HTML(...)`` is).
+SHOWN_MAGICS = pairs("html=text/html markdown=text/markdown svg=image/svg+xml")
+#: What ``%config`` may set: these classes' traits, and these traits (display only); any other
+#: changes the session (``Chapyter.*``: the extension's own settings, the trial's machinery).
+CONFIG_CLASSES = words("InlineBackend IPCompleter Completer PlainTextFormatter")
+CONFIG_TRAITS = words(
+    "InteractiveShell.ast_node_interactivity ZMQInteractiveShell.ast_node_interactivity"
+)
 #: Options that take a value (``%timeit -n 100 f()``); options that write, and whose.
 VALUE_OPTIONS = words("-n -r -p -l -s -T -D -f")
 WRITE_OPTIONS = words("-T -D -f")

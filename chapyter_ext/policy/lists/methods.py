@@ -105,6 +105,10 @@ SAFE_METHODS = words(
     "apply agg aggregate transform pipe applymap map filter combine progress_apply eval query "
     "info replace rename copy open to_csv to_json to_html to_latex to_markdown to_string to_typst "
     "to_xml to_parquet "
+    # numpy's RandomState, hashes, scipy's sparse matrices and kernel density, pandas' calendars
+    "rand randn randint random_integers random_sample seed get_state set_state tomaxint digest "
+    "hexdigest toarray todense tocsr tocsc tocoo tolil getnnz evaluate integrate_box "
+    "integrate_box_1d integrate_gaussian integrate_kde logpdf holidays rule_from_name "
     # scikit-learn, scipy.stats, statsmodels
     "fit predict predict_proba predict_log_proba decision_function fit_transform "
     "inverse_transform fit_predict score score_samples get_params set_params "
@@ -206,9 +210,9 @@ TARGET_KEYWORDS = words(
 #: Callees whose string arguments are shown or searched, never fetched (URLs are fine there).
 TEXT_CALLEES = words(
     "print display title set_title suptitle xlabel ylabel set_xlabel set_ylabel text annotate "
-    "figtext legend Markdown startswith endswith contains replace split rsplit strip lstrip "
-    "rstrip removeprefix removesuffix find rfind index count match fullmatch extract extractall "
-    "sub search findall compile urlparse urlsplit urljoin quote unquote format"
+    "figtext legend Markdown HTML SVG JSON startswith endswith contains replace split rsplit "
+    "strip lstrip rstrip removeprefix removesuffix find rfind index count match fullmatch "
+    "extract extractall sub search findall compile urlparse urlsplit urljoin quote unquote format"
 )
 #: ``_repr_*_`` methods whose output the browser renders as HTML or runs.
 RICH_REPRS = words(
@@ -226,9 +230,14 @@ METHOD_LABELS = {
     ),
     DELETES: words("unlink rmdir rmtree remove delete"),
     SHELL: words("system popen"),
-    NETWORK: words("urlopen request send sendall sendto connect post put patch download upload"),
+    NETWORK: words(
+        "urlopen request send sendall sendto connect post put patch download upload "
+        "install_extension serve"
+    ),
     OTHER_CODE: words(
-        "loads load run_cell run_line_magic run_cell_magic execute executemany executescript"
+        "loads load run_cell run_line_magic run_cell_magic execute executemany executescript "
+        "sql load_extension enable_load_extension LoadLibrary dlopen load_library "
+        "load_op_library"
     ),
     STATE: words("chdir"),
     PROCESSES: words("start kill terminate"),
