@@ -19,6 +19,7 @@ import chatPlugins from './chat/plugin';
 import completePlugins from './complete/plugin';
 import fixPlugins from './fix/plugin';
 import { PairDecorator } from './notebook/decorations';
+import notebookPlugins from './notebook/plugin';
 import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
 import { cellViews } from './notebook/cells';
 import { PromptCellExecutor } from './notebook/executor';
@@ -163,6 +164,7 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
 export default [
   executorPlugin,
   notebookPlugin,
+  ...notebookPlugins,
   ...chatPlugins,
   ...agentPlugins,
   ...fixPlugins,

@@ -22,6 +22,8 @@ export namespace PluginIDs {
   export const executor = 'chapyter-ext:executor';
   /** Settings, commands and decorations for prompt and generated cells. */
   export const notebook = 'chapyter-ext:notebook';
+  /** The render gate for outputs of cells the model wrote, and untrusted outputs. */
+  export const outputGate = 'chapyter-ext:output-gate';
 }
 
 /** Command ids. */

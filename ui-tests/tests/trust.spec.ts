@@ -5,9 +5,8 @@
  * `<redacted>` marker stays visible, and an agent step's invisible characters are named.
  */
 
-import { Locator, Page } from '@playwright/test';
+import { Locator } from '@playwright/test';
 import * as fs from 'fs';
-import * as http from 'http';
 import * as path from 'path';
 
 import {
@@ -23,76 +22,12 @@ import {
   test
 } from './fixtures';
 import { openAgent, resetAgentSettings } from './agent-helpers';
+import { ExfilServer, foreignRequests, picture, settle } from './exfil';
 
 /** The exfil server's ports: their own range, apart from JupyterLab's and the model's. */
 const EXFIL_PORTS = [18831, 18832, 18833, 18834, 18835];
 
 const LAB_ORIGIN = new URL(process.env.CHAPYTER_UI_LAB_URL!).origin;
-
-/** A small picture, so a loaded image shows in the screenshots. */
-function picture(label: string, fill: string): string {
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40">` +
-    `<rect width="160" height="40" fill="${fill}"/>` +
-    `<text x="8" y="26" font-family="sans-serif" font-size="16" fill="white">${label}</text></svg>`
-  );
-}
-
-/** A loopback HTTP server on a real socket that counts the requests it receives. */
-class ExfilServer {
-  readonly requests: string[] = [];
-  port = 0;
-
-  async start(): Promise<void> {
-    for (const port of EXFIL_PORTS) {
-      if (await this._listen(port)) {
-        this.port = port;
-        return;
-      }
-    }
-    throw new Error(`no free port among ${EXFIL_PORTS.join(', ')}`);
-  }
-
-  get host(): string {
-    return `127.0.0.1:${this.port}`;
-  }
-
-  async stop(): Promise<void> {
-    await new Promise<void>(resolve => this._server.close(() => resolve()));
-  }
-
-  private _listen(port: number): Promise<boolean> {
-    this._server = http.createServer((request, response) => {
-      this.requests.push(request.url ?? '');
-      response.writeHead(200, {
-        'Content-Type': 'image/svg+xml',
-        'Cache-Control': 'no-store'
-      });
-      response.end(picture('fetched by click', '#b3261e'));
-    });
-    return new Promise(resolve => {
-      this._server.once('error', () => resolve(false));
-      this._server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-  }
-
-  private _server!: http.Server;
-}
-
-/** Every request the page makes to anything but the Jupyter server. */
-function foreignRequests(page: Page): string[] {
-  const seen: string[] = [];
-  page.on('request', request => {
-    const url = request.url();
-    if (url.startsWith('data:') || url.startsWith('blob:')) {
-      return;
-    }
-    if (new URL(url).origin !== LAB_ORIGIN) {
-      seen.push(url);
-    }
-  });
-  return seen;
-}
 
 /** A one-cell notebook (`first`) with no chat history, opened. */
 async function trustNotebook(lab: Lab, name: string): Promise<string> {
@@ -108,11 +43,6 @@ async function askChat(lab: Lab, text: string): Promise<Locator> {
   const answer = chatAnswers(panel);
   await expect(answer).toHaveAttribute('aria-busy', 'false');
   return answer;
-}
-
-/** Give the page time to fetch what it would fetch (images load right after a render). */
-async function settle(page: Page): Promise<void> {
-  await page.evaluate(() => new Promise(resolve => setTimeout(resolve, 1500)));
 }
 
 const HIDDEN_MARKER = 'hidden-ran.txt';
@@ -188,7 +118,7 @@ test('code hidden in raw HTML is shown as text and never inserted or run', async
 test('showing an answer fetches nothing; an image loads on a click naming its host', async ({
   lab
 }) => {
-  const exfil = new ExfilServer();
+  const exfil = new ExfilServer(EXFIL_PORTS);
   await exfil.start();
   try {
     const seen = foreignRequests(lab.page);

@@ -56,6 +56,54 @@ export function invisibleWarning(): HTMLElement {
   return note;
 }
 
+/** What {@link resourcePlaceholder} shows and does. */
+export interface IPlaceholderOptions {
+  /** What would be fetched, in lower case: "image", "stylesheet", "embedded page". */
+  noun: string;
+  /** A detail after the noun, e.g. the image's alt text in quotes. */
+  detail?: string;
+  /** The host it would come from. */
+  host: string;
+  /** The full address, for the tooltip. */
+  url: string;
+  /** Fetch it; the placeholder goes once this resolves, and says why when it throws. */
+  load(box: HTMLElement): void | Promise<void>;
+}
+
+/**
+ * A remote resource held back: where it would come from, and a button that fetches exactly
+ * it. One look for the chat's answers and the notebook's outputs.
+ */
+export function resourcePlaceholder(options: IPlaceholderOptions): HTMLElement {
+  const { noun, host, url } = options;
+  const box = document.createElement('span');
+  box.className = 'jp-Chapyter-imagePlaceholder';
+  const label = document.createElement('span');
+  label.className = 'jp-Chapyter-imagePlaceholderText';
+  const title = noun[0].toUpperCase() + noun.slice(1);
+  label.textContent = `${title}${options.detail ?? ''} from ${host}`;
+  label.title = url;
+  const load = document.createElement('button');
+  load.type = 'button';
+  load.className = 'jp-Chapyter-chatButton jp-Chapyter-imageLoad';
+  load.textContent = 'Load';
+  load.setAttribute('aria-label', `Load ${noun} from ${host}`);
+  load.title = `Fetch ${url}`;
+  load.addEventListener('click', async () => {
+    load.disabled = true;
+    try {
+      await options.load(box);
+      box.remove();
+    } catch (error) {
+      box.classList.add('jp-mod-blocked');
+      label.textContent = `${title} from ${host} could not be loaded (${(error as Error).message})`;
+      load.remove();
+    }
+  });
+  box.append(label, load);
+  return box;
+}
+
 /** An image of untrusted text: a `data:` image, else a placeholder that loads on a click. */
 export function imageElement(node: IImageNode): HTMLElement {
   const source = node.source;
@@ -68,35 +116,30 @@ export function imageElement(node: IImageNode): HTMLElement {
     image.src = source.url;
     return image;
   }
-  const box = document.createElement('span');
-  box.className = 'jp-Chapyter-imagePlaceholder';
-  const label = document.createElement('span');
-  label.className = 'jp-Chapyter-imagePlaceholderText';
   const alt = node.alt ? ` "${node.alt}"` : '';
   if (source.kind === 'blocked') {
-    box.classList.add('jp-mod-blocked');
+    const box = document.createElement('span');
+    box.className = 'jp-Chapyter-imagePlaceholder jp-mod-blocked';
+    const label = document.createElement('span');
+    label.className = 'jp-Chapyter-imagePlaceholderText';
     label.textContent = `Image${alt} not shown (${source.reason})`;
     box.appendChild(label);
     return box;
   }
-  label.textContent = `Image${alt} from ${source.host}`;
-  label.title = source.url;
-  const load = document.createElement('button');
-  load.type = 'button';
-  load.className = 'jp-Chapyter-chatButton jp-Chapyter-imageLoad';
-  load.textContent = 'Load';
-  load.setAttribute('aria-label', `Load image from ${source.host}`);
-  load.title = `Fetch ${source.url}`;
-  load.addEventListener('click', () => {
-    const image = document.createElement('img');
-    image.alt = node.alt;
-    image.title = node.title || source.url;
-    image.referrerPolicy = 'no-referrer';
-    image.src = source.url;
-    box.replaceWith(image);
+  return resourcePlaceholder({
+    noun: 'image',
+    detail: alt,
+    host: source.host,
+    url: source.url,
+    load: box => {
+      const image = document.createElement('img');
+      image.alt = node.alt;
+      image.title = node.title || source.url;
+      image.referrerPolicy = 'no-referrer';
+      image.src = source.url;
+      box.before(image);
+    }
   });
-  box.append(label, load);
-  return box;
 }
 
 function build(node: MarkdownNode, hooks: IRenderHooks, out: IRendered): Node {
