@@ -36,8 +36,10 @@ _ORDERED = {
 #: Caps: a lower value is stricter.
 _CAPS = frozenset(
     {"agent_max_steps", "agent_local_max_steps", "agent_time_limit", "agent_result_chars"}
-    | {"fix_retries"}
+    | {"fix_retries", "trial_time_limit", "trial_memory_mb"}
 )
+#: Switches whose strict position is the one given (trials on: unproven code is tried first).
+_STRICT_SWITCHES = {"trials": True}
 #: The config files whose ``Chapyter`` section counts (server, any Jupyter app, IPython, kernels).
 _FILES = ("jupyter_config", "jupyter_server_config", "ipython_config", "ipython_kernel_config")
 
@@ -59,6 +61,8 @@ def stricter(name: str, value: Any, floor: Any) -> Any:
             return min(value, floor)
         except TypeError:
             return floor
+    if name in _STRICT_SWITCHES:
+        return value if value == _STRICT_SWITCHES[name] else floor
     return floor
 
 

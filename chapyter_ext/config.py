@@ -221,6 +221,31 @@ class Chapyter(Configurable):
         "o1/o3/o4, claude, gemini, llava, pixtral, *-vl, ...).",
     )
 
+    # -- Trial runs: model code tried in a confined copy of the kernel first
+    trials = Bool(
+        True,
+        config=True,
+        help="Before model code that the static analysis cannot prove harmless runs under "
+        "agent_policy or run_policy 'risky' or 'ask', run it once in a confined copy of the "
+        "kernel (Linux: a fork that may not write outside a scratch folder, open sockets or "
+        "start programs; it sees every variable). Under 'risky' the code then runs unasked only "
+        "if the trial tried nothing and showed nothing remote; otherwise, and under 'ask', the "
+        "approval lists what the trial tried and showed. False: the static analysis alone "
+        "decides (and asks more).",
+    )
+    trial_time_limit = Float(
+        10.0,
+        config=True,
+        help="Trial runs: seconds a trial may take (0.5 to 300); one that reaches it stops, "
+        "and the step asks, saying so.",
+    )
+    trial_memory_mb = Int(
+        2048,
+        config=True,
+        help="Trial runs: megabytes of new memory a trial may allocate (64 to 1048576); the "
+        "kernel's data it starts with is shared with the kernel, not copied or counted.",
+    )
+
     # -- Inline completion (ghost text)
     inline_completion = Bool(
         True,
@@ -330,6 +355,8 @@ class Chapyter(Configurable):
         "agent_result_chars",
         "rules_chars",
         "prices",
+        "trial_time_limit",
+        "trial_memory_mb",
         *CHOICES,
     )
     def _validate_setting(self, proposal: Any) -> Any:

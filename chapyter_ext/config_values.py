@@ -194,6 +194,12 @@ def check_setting(name: str, value: Any) -> str | None:
     elif name == "fix_retries":
         if not _number(value) or not float(value).is_integer() or not 0 <= value <= 5:
             return f"must be a whole number from 0 to 5, not {value!r}"
+    elif name == "trial_time_limit":
+        if not _number(value) or not math.isfinite(value) or not 0.5 <= value <= 300:
+            return f"must be a number of seconds from 0.5 to 300, not {value!r}"
+    elif name == "trial_memory_mb":
+        if not _number(value) or not float(value).is_integer() or not 64 <= value <= 1048576:
+            return f"must be a whole number of megabytes from 64 to 1048576, not {value!r}"
     elif name == "agent_time_limit":
         if not _number(value) or not math.isfinite(value) or value <= 0:
             return f"must be a number of seconds above 0, not {value!r}"

@@ -7,10 +7,13 @@ ROOT=$PWD
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "system packages (Debian's chromium for the browser tests, g++ for llama-cpp-python)"
+step "system packages (Debian's chromium for the browser tests, g++ for llama-cpp-python, libseccomp2 for trial runs)"
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
+# Read the whole listing first: `grep -q` closing the pipe early would fail under pipefail.
+libraries=$(ldconfig -p 2>/dev/null || true)
+grep -q "libseccomp.so.2" <<<"$libraries" || missing+=(libseccomp2)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
