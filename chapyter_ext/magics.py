@@ -339,14 +339,46 @@ class AIMagics(Magics):
 
     def _hold(self, code: str) -> str | None:
         """Why the model's ``code`` must wait for the user under ``Chapyter.run_policy`` (one
-        line), or None; the notebook's own functions count as consented to."""
-        from .policy import hold_reason, namespace_functions
-
-        policy = self.settings.run_policy
+        line), or None: it may run now. The decision every driver makes
+        (:mod:`chapyter_ext.policy.consent`), in this kernel: the analysis, with the
+        namespace's own functions counted as consented to; then, for code it cannot prove
+        harmless, a trial in a confined copy of this kernel. Code its trial cleared runs
+        guarded (:mod:`chapyter_ext.trial.guard`)."""
+        settings = self.settings
+        policy = settings.run_policy
         if policy == "never":
             return None
-        known = namespace_functions(self.shell.user_ns)
-        return hold_reason(policy, code, known_functions=known)
+        from .policy import namespace_functions
+        from .policy.consent import ASK, RUN, after_trial, plan
+        from .policy.known import namespace_types
+
+        namespace = self.shell.user_ns
+        chosen = plan(
+            policy,
+            code,
+            known_functions=namespace_functions(namespace),
+            known_types=namespace_types(namespace),
+            trials=bool(settings.trials),
+        )
+        if chosen.action == RUN:
+            return None
+        if policy == "ask" or chosen.action == ASK or chosen.known:
+            # Nothing here would show a trial's preview, and a named harm asks whatever a trial
+            # shows: the one line is the analysis's reason.
+            return next(iter(chosen.lines), None) or "every answer waits for your review"
+        from .trial import TrialLimits, run_trial
+        from .trial.guard import arm
+
+        consent = after_trial(
+            chosen, run_trial(self.shell, code, TrialLimits.from_settings(settings))
+        )
+        if consent.run:
+            if consent.guarded:
+                arm(self.shell, code)
+            return None
+        if consent.unavailable:
+            return f"{consent.why} (no trial here: {consent.unavailable})"
+        return consent.why
 
     @line_magic("ai")  # type: ignore[arg-type]  # IPython types the decorator too narrowly
     def ai_line(self, line: str):

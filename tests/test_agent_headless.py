@@ -30,22 +30,29 @@ def fresh(server):
     server.default_reply = Reply(content="(the script ran out)")
 
 
-@pytest.fixture
-def notebook(tmp_path) -> Path:
-    """A notebook whose state the agent needs: `values` exists only once its cell has run."""
+def write_notebook(path: Path, cells: list) -> Path:
+    """A notebook of ``cells`` with the python3 kernel, written to ``path``."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
         "language": "python",
     }
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# Numbers"),
-        nbformat.v4.new_code_cell("values = [3, 4, 5]\nprint('loaded')"),
-    ]
-    path = tmp_path / "numbers.ipynb"
+    nb.cells = cells
     nbformat.write(nb, path)
     return path
+
+
+@pytest.fixture
+def notebook(tmp_path) -> Path:
+    """A notebook whose state the agent needs: `values` exists only once its cell has run."""
+    return write_notebook(
+        tmp_path / "numbers.ipynb",
+        [
+            nbformat.v4.new_markdown_cell("# Numbers"),
+            nbformat.v4.new_code_cell("values = [3, 4, 5]\nprint('loaded')"),
+        ],
+    )
 
 
 def agent_env(server, home: Path) -> dict[str, str]:
@@ -171,6 +178,33 @@ def test_a_risky_step_is_refused_without_yes(server, notebook, tmp_path):
     assert notebook.read_bytes() == original
     assert not target.exists()
     assert len(server.requests) == 2
+
+
+def test_risky_tries_a_guess_first_runs_it_guarded_or_refuses_what_it_tried(server, tmp_path):
+    """A method of an object the notebook made is only a guess by name: the trial decides. A
+    clean one runs (and is appended); one whose trial tried to write is refused, naming the
+    attempt, with nothing written and the file unchanged."""
+    target = tmp_path / "refreshed.txt"
+    store = (
+        "class Store:\n"
+        "    def count(self):\n        return 3\n"
+        f"    def refresh(self):\n        open({str(target)!r}, 'w').write('x')\n"
+        "store = Store()"
+    )
+    path = write_notebook(tmp_path / "store.ipynb", [nbformat.v4.new_code_cell(store)])
+    original = path.read_bytes()
+    server.script(
+        Reply(tool_calls=[run_code("print(store.count())")]),
+        Reply(tool_calls=[run_code("store.refresh()")]),
+    )
+    out = agent(server, str(path), QUESTION, "--policy", "risky", home=tmp_path / "ipython")
+    assert out.returncode == 1, out.stderr
+    [line] = out.stderr.splitlines()
+    assert "step 2 (ran code) needs approval (tried to write" in line, line
+    assert path.read_bytes() == original
+    assert not target.exists()
+    # The first step ran: the model saw its output before asking for the second.
+    assert "3" in tool_results(server.requests[-1])[-1]
 
 
 def test_a_never_stopping_model_halts_at_max_steps(server, notebook, tmp_path):

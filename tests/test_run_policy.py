@@ -47,9 +47,53 @@ def test_risky_lets_the_notebooks_own_functions_run(server, kernel):
     assert kernel.run("def tidy(x):\n    return x").status == "ok"
     ran, _ = generate(server, kernel, "y = tidy(3)", "risky")
     assert ran is True
-    # A function the notebook did not define is not known.
-    ran, line = generate(server, kernel, "y = untidy(3)", "risky")
-    assert ran is False and "untidy" in line
+
+
+OBJECTS = """
+import os
+KERNEL = os.getpid()
+class Store:
+    def refresh(self):
+        open('refreshed.txt', 'w').write('x')
+class Sneaky:
+    def refresh(self):
+        # Harmless only where it is not the kernel: a step that tells a trial apart.
+        if os.getpid() == KERNEL:
+            open('sneaky.txt', 'w').write('x')
+class Counter:
+    n = 0
+    def refresh(self):
+        Counter.n += 1
+store, sneaky, counter = Store(), Sneaky(), Counter()
+"""
+
+
+def test_risky_tries_what_it_can_only_guess_at_and_holds_what_the_trial_saw(
+    server, kernel, tmp_path
+):
+    assert kernel.run(f"import os\nos.chdir({str(tmp_path)!r})\n{OBJECTS}").status == "ok"
+    # A method of an object from an earlier cell: its name is only a guess.
+    ran, line = generate(server, kernel, "store.refresh()", "risky")
+    assert ran is False
+    assert "inserted below, not run: tried to write refreshed.txt" in line
+    assert not (tmp_path / "refreshed.txt").exists()
+    ran, line = generate(server, kernel, "counter.refresh()", "risky")
+    assert ran is True and "inserted below and run" in line
+    # The trial changed nothing in the kernel.
+    assert kernel.run("print(Counter.n)").stdout == "0\n"
+
+
+def test_code_its_trial_cleared_runs_guarded(server, kernel, tmp_path):
+    assert kernel.run(f"import os\nos.chdir({str(tmp_path)!r})\n{OBJECTS}").status == "ok"
+    ran, _ = generate(server, kernel, "sneaky.refresh()", "risky")
+    assert ran is True  # in the trial it did nothing
+    run = kernel.run("sneaky.refresh()")  # the frontend runs the cell below, as shown
+    assert run.error is not None and run.error["ename"] == "GuardStop"
+    assert "tried to write sneaky.txt, which its confined trial did not show" in run.error["evalue"]
+    assert not (tmp_path / "sneaky.txt").exists()
+    # The guard held that one run: the user's own run of the same code is theirs.
+    assert kernel.run("sneaky.refresh()").status == "ok"
+    assert (tmp_path / "sneaky.txt").exists()
 
 
 def test_ask_holds_every_answer(server, kernel):

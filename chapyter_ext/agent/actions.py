@@ -4,9 +4,12 @@ halt), the record of a step for the history and undo, and the next request to th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from .tools import OP_RUN_CELL, Tool
+
+if TYPE_CHECKING:
+    from ..policy.consent import Plan
 
 __all__ = ["Action", "Finish", "Halt", "ModelRequest", "StepRecord", "ToolStep"]
 
@@ -24,6 +27,16 @@ class ToolStep:
     #: What the policy found ("writes files: df.to_csv('out.csv')"), even when no approval is
     #: needed.
     reasons: tuple[str, ...] = ()
+    #: The code's decision; a trial first when its action is "trial".
+    plan: Plan | None = None
+
+    @property
+    def trial(self) -> bool:
+        """Whether the driver must try the code in a confined copy of the kernel first (and
+        hand the report to ``AgentLoop.on_trial``)."""
+        from ..policy.consent import TRIAL
+
+        return self.plan is not None and self.plan.action == TRIAL
 
     @property
     def kind(self) -> str:
@@ -87,10 +100,13 @@ class StepRecord:
     outcome: str = ""
     #: What the model was told of the result (a server step's result, shown in the chat).
     shown: str = ""
+    #: What the step's trial saw: ``{status, concerns, preview, ran}`` (None: no trial).
+    trial: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """What the chat history keeps: ``{step_id, tool, title, code, cell_id, outcome}``."""
-        return {
+        """What the chat history keeps: ``{step_id, tool, title, code, cell_id, outcome}``,
+        and ``trial`` when one was made."""
+        kept: dict[str, Any] = {
             "step_id": self.step_id,
             "tool": self.kind,
             "title": self.title,
@@ -98,6 +114,9 @@ class StepRecord:
             "cell_id": self.cell_id,
             "outcome": self.outcome,
         }
+        if self.trial is not None:
+            kept["trial"] = self.trial
+        return kept
 
 
 @dataclass(frozen=True)

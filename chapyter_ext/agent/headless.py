@@ -31,6 +31,7 @@ from .notebook_kernel import KernelRunError, NotebookKernel
 if TYPE_CHECKING:
     from ..config import Chapyter
     from ..llm import Endpoint
+    from ..policy.consent import Consent
     from .loop import AgentLoop
     from .results import StepResult
     from .tools.mcp import BlockingToolSource
@@ -235,6 +236,8 @@ class _Turn:
         self.doing = "the notebook's own cells ran"
         #: Code steps run to their end.
         self.ran = 0
+        #: Whether the run said already that its kernel makes no trials.
+        self.told_no_trials = False
 
     def run(
         self,
@@ -297,6 +300,8 @@ class _Turn:
             ),
             registry=registry,
             system_notes=notes,
+            known_types=self.kernel.known_types(),
+            trials=bool(self.settings.trials),
         )
         while True:
             action: Any = loop.halt()
@@ -320,12 +325,23 @@ class _Turn:
                 self.report.stopped = action.reason
                 break
             tool = action.tool
-            if action.needs_approval and not yes:
-                why = "; ".join(action.reasons) or "the policy asks before every run"
+            needs, why, guarded = action.needs_approval, "; ".join(action.reasons), False
+            # Nobody would read a trial's preview here: a named harm asks without one.
+            if action.trial and not (action.plan is not None and action.plan.known):
+                consent = self._try(loop, action, on_line)
+                needs, guarded = not consent.run, consent.guarded
+                why = "; ".join(consent.concerns or consent.reasons)
+            if needs and not yes:
+                why = why or "the policy asks before every run"
                 raise AgentRunError(
                     f"step {len(loop.steps)} ({action.title}) needs approval ({why}), and no "
                     "one can approve here: pass --yes or --policy never, or set "
                     "Chapyter.agent_policy. The file is unchanged."
+                )
+            if guarded and not self.kernel.arm(action.code):
+                raise AgentRunError(
+                    f"step {len(loop.steps)} ({action.title}) could run only under the guard, "
+                    "which the kernel could not arm. The file is unchanged."
                 )
             if tool.op == OP_RUN_CELL:
                 result = self._run_code(loop, action.step_id, action.code)
@@ -345,6 +361,23 @@ class _Turn:
                     else record.outcome
                 )
             self._say(line, on_line)
+
+    def _try(self, loop: AgentLoop, action: Any, on_line: Callable | None) -> Consent:
+        """Try the step in a confined copy of the kernel; the decision on its report (a kernel
+        that cannot make trials is said once, and the analysis alone decides from then on)."""
+        from ..trial.run import TrialLimits
+
+        self.doing = f"trying step {len(loop.steps)} in a confined copy of the kernel"
+        report = self.kernel.trial(action.code, TrialLimits.from_settings(self.settings))
+        consent = loop.on_trial(action.step_id, report)
+        if consent.unavailable and not self.told_no_trials:
+            self.told_no_trials = True
+            self._say(
+                f"no trial runs here ({consent.unavailable}): steps the analysis cannot prove "
+                "harmless ask instead",
+                on_line,
+            )
+        return consent
 
     def _carry_out(self, action: Any, tool: Any) -> Any:
         """What a step other than a code cell gave: a read of the notebook, an expression

@@ -37,6 +37,13 @@ one honest line instead (:mod:`chapyter_ext.guards.answers`).
 Under policy ``risky`` the notebook's own functions (``known_functions``: defined by cells that
 ran, so consented to) may be called unasked, and so may those a step of the turn defines once it
 ran; a step that rebinds such a name makes it unknown again.
+
+Trials: a ``run_code`` step the analysis cannot prove harmless comes back with ``trial`` set
+(``trials``: the driver can make one, :mod:`chapyter_ext.trial`); the driver runs it in a
+confined copy of the kernel and hands the report to :meth:`AgentLoop.on_trial`, whose
+:class:`~chapyter_ext.policy.consent.Consent` says whether the step runs now (guarded) or asks,
+and with what to show. A report saying no trial can be made here turns trials off for the rest
+of the turn.
 """
 
 from __future__ import annotations
@@ -44,8 +51,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..guards import Verdict, check_code
 from ..guards.answers import clean_answer
@@ -67,6 +74,10 @@ from .tools import (
     fenced_step,
 )
 from .transcript import Answer, Exchange, render, with_ids
+
+if TYPE_CHECKING:
+    from ..policy.consent import Consent
+    from ..trial.report import TrialReport
 
 _SKIPPED = (
     "The user skipped this step: it was NOT run and nothing changed. Do not propose it again "
@@ -157,6 +168,8 @@ class AgentLoop:
         system_notes: str = "",
         check: Callable[[str], Verdict] | None = None,
         small: bool = False,
+        known_types: Mapping[str, str] | None = None,
+        trials: bool = False,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -169,6 +182,10 @@ class AgentLoop:
         self.system_notes = system_notes
         #: The notebook's functions and classes the policy lets steps call (see the docstring).
         self.known_functions = set(known_functions)
+        #: What the notebook's names hold, for the analysis ("module:numpy", a type's name).
+        self.known_types = dict(known_types or {})
+        #: Whether the driver can try unproven code in a confined copy of the kernel first.
+        self.trials = trials
         self.limits = limits
         self.redact = redactor if redactor is not None else Redactor()
         self._clock = clock
@@ -292,14 +309,22 @@ class AgentLoop:
             verdict = self._check(code if isinstance(code, str) else "")
             if not verdict.runnable:
                 return self._end(Halt(self._refused(verdict.problem)))
-        decision = tool.approval(self.policy, arguments, self.known_functions)
+        decision = tool.approval(
+            self.policy,
+            arguments,
+            self.known_functions,
+            known_types=self.known_types,
+            trials=self.trials,
+        )
         if decision.refused:
             return self._end(Halt(decision.refused))
         self._count += 1
         step_id = f"step-{self._count}"
         self._exchanges.append(Exchange(text=text, calls=calls, fenced=not self.tools))
         self._pending = (step_id, calls[0].id)
-        action = ToolStep(step_id, tool, arguments, decision.needs, tuple(decision.reasons))
+        action = ToolStep(
+            step_id, tool, arguments, decision.needs, tuple(decision.reasons), decision.plan
+        )
         cell = arguments.get("cell", "")
         record = StepRecord(
             step_id=step_id,
@@ -393,6 +418,30 @@ class AgentLoop:
         what = f" (it only defined {', '.join(defined)}, never called)" if defined else ""
         note = _NO_PROGRESS.format(what=what)
         self._answer(call_id, Answer(f"{seen.text}\n\n{note}".strip(), seen.images, kind=kind))
+
+    def on_trial(self, step_id: str, report: TrialReport) -> Consent:
+        """The trial of the pending step ``step_id`` came back: the decision (run it now,
+        guarded, or ask, and what to show), kept on the step's record. A report that no trial
+        can be made here turns trials off for the rest of the turn."""
+        from ..policy.consent import after_trial
+        from ..trial.report import UNAVAILABLE
+
+        if self._pending is None or self._pending[0] != step_id:
+            raise KeyError(f"no step {step_id!r} is waiting for a trial")
+        step = self._steps[step_id]
+        if step.plan is None or not step.trial:
+            raise KeyError(f"step {step_id!r} needs no trial")
+        if report.status == UNAVAILABLE:
+            self.trials = False
+        consent = after_trial(step.plan, report)
+        record = self._records[step_id]
+        record.trial = {
+            "status": report.status,
+            "concerns": [self.redact(line) for line in consent.concerns],
+            "preview": [self.redact(line) for line in consent.preview],
+            "ran": consent.run,
+        }
+        return consent
 
     def on_skipped(self, step_id: str) -> None:
         """The user chose Skip: the step did not run."""

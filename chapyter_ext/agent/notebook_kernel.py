@@ -1,6 +1,7 @@
 """The notebook's kernel for a headless agent turn, through nbclient: rebuild the state, run
-each step's cell with its figure digests read in the same request, evaluate expressions, and
-shut down cleanly even when a Ctrl-C cut a cell short."""
+each step's cell with its figure digests read in the same request, evaluate expressions, try a
+step in a confined copy of the kernel and arm its guard, and shut down cleanly even when a
+Ctrl-C cut a cell short."""
 
 from __future__ import annotations
 
@@ -15,11 +16,17 @@ from ..tracebacks import exception_line
 from . import figures
 
 if TYPE_CHECKING:
+    from ..trial.report import TrialReport
+    from ..trial.run import TrialLimits
     from .results import StepResult
 
 _CONTEXT_EXPRESSION = (
     "__import__('chapyter_ext.context', fromlist=['kernel_context'])"
     ".kernel_context(get_ipython(), budget={budget}, request={request})"
+)
+_TYPES_EXPRESSION = (
+    "__import__('chapyter_ext.policy.known', fromlist=['namespace_types'])"
+    ".namespace_types(get_ipython().user_ns)"
 )
 
 
@@ -119,6 +126,36 @@ class NotebookKernel:
         if not isinstance(text, str):
             raise ValueError("the kernel could not evaluate it (is chapyter_ext installed there?)")
         return text
+
+    def trial(self, code: str, limits: TrialLimits) -> TrialReport:
+        """``code`` tried in a confined copy of the kernel (:mod:`chapyter_ext.trial`): its
+        report, or why the kernel could not make one."""
+        from ..trial.kernel import trial_expression
+        from ..trial.report import TrialReport
+
+        entry = self._entries("", {"trial": trial_expression(code, limits)}).get("trial")
+        if isinstance(entry, dict) and entry.get("status") == "ok":
+            try:
+                return TrialReport.from_dict(_expression_value(entry))
+            except ValueError:
+                pass
+        if isinstance(entry, dict) and entry.get("status") == "error":
+            return TrialReport.kernel_failed(str(entry.get("ename")), str(entry.get("evalue")))
+        return TrialReport.unavailable("the kernel did not answer the trial")
+
+    def arm(self, code: str) -> bool:
+        """Guard the next run of exactly ``code`` (:mod:`chapyter_ext.trial.guard`)."""
+        from ..trial.kernel import expression
+
+        value = self._evaluate("", {"armed": expression("arm", code)}).get("armed")
+        return isinstance(value, dict) and value.get("armed") is True
+
+    def known_types(self) -> dict[str, str]:
+        """What the kernel's names hold, for the code analysis (``np`` -> ``module:numpy``)."""
+        value = self._evaluate("", {"types": _TYPES_EXPRESSION}).get("types")
+        if not isinstance(value, dict):
+            return {}
+        return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
     def run_step(self, cell: Any, seconds: float) -> StepResult:
         """Append ``cell`` and run it, reading the figures in the same request."""
@@ -221,6 +258,11 @@ class NotebookKernel:
 
     def _evaluate(self, code: str, expressions: dict[str, str]) -> dict[str, Any]:
         """Run ``code`` silently with ``expressions``; their values (None where they failed)."""
+        found = self._entries(code, expressions)
+        return {name: _expression_value(found.get(name)) for name in expressions}
+
+    def _entries(self, code: str, expressions: dict[str, str]) -> dict[str, Any]:
+        """Run ``code`` silently with ``expressions``; the kernel's entry for each."""
         kc = self.client.kc
         assert kc is not None
         msg_id = kc.execute(code, silent=True, store_history=False, user_expressions=expressions)
@@ -228,8 +270,7 @@ class NotebookKernel:
             reply = self.client.wait_for_reply(msg_id)
         except Exception:
             return {}
-        found = (reply or {}).get("content", {}).get("user_expressions") or {}
-        return {name: _expression_value(found.get(name)) for name in expressions}
+        return (reply or {}).get("content", {}).get("user_expressions") or {}
 
 
 # -- helpers ---------------------------------------------------------------------------------

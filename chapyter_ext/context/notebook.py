@@ -303,3 +303,16 @@ def user_functions(context: Any) -> frozenset[str]:
         for v in context.variables
         if v.type in ("function", "class") and not v.summary.endswith("(imported)")
     )
+
+
+def snapshot_modules(context: Any) -> dict[str, str]:
+    """The modules a snapshot's kernel holds under a name (``np`` -> ``"module:numpy"``), for
+    the code analysis: an attribute set on one is a change of the session. Not a snapshot, or
+    no variables: none."""
+    if not isinstance(context, NotebookSnapshot) or context.variables is None:
+        return {}
+    return {
+        v.name: f"module:{v.summary.split()[0]}"
+        for v in context.variables
+        if v.type == "module" and v.summary.strip()
+    }

@@ -28,13 +28,13 @@ from ..agent.tools import (
     ToolSource,
     default_registry,
 )
-from ..context.notebook import user_functions
+from ..context.notebook import snapshot_modules, user_functions
 from ..guards import KernelNames, check_code, snapshot_names
 from ..guards.answers import code_block_checks
 from ..llm import LLMError, astream_step
 from ..parsing.fences import prose_end
 from ..redact import one_line
-from .agent_protocol import AgentRequest, StepAnswer
+from .agent_protocol import AgentRequest, StepAnswer, TrialAnswer
 from .chat import ChatError, ChatService, TurnSetup
 from .events import AgentDone, AgentStart, Notice, Step, StepDone, Token, TokenRedactor
 from .turn import StreamingTurn, TurnEnd
@@ -81,6 +81,8 @@ class AgentTurn(StreamingTurn):
         self.notices: list[str] = []
         self._waiting: dict[str, asyncio.Future[StepAnswer]] = {}
         self._answered: set[str] = set()
+        #: Steps whose trial the browser still owes (its report goes to ``trial``).
+        self._trials: set[str] = set()
         self._steps_by_id: dict[str, ToolStep] = {}
         self._prose = ""  # of the model reply being streamed (what a stop keeps)
         self.usage.model = setup.endpoint.model  # prices are per model sent
@@ -117,6 +119,31 @@ class AgentTurn(StreamingTurn):
                 raise ChatError("bad_request", "A read step that ran needs its 'text'.")
         self._answered.add(answer.step_id)
         future.set_result(answer)
+
+    def trial(self, answer: TrialAnswer) -> dict[str, Any]:
+        """The browser's trial report for a step: the decision, as ``agent/trial`` answers
+        it. :class:`ChatError` ``not_found`` if no step of this turn waits for a trial."""
+        from ..trial.kernel import expression
+
+        if answer.step_id not in self._trials or answer.step_id not in self._waiting:
+            raise ChatError("not_found", "No step of this agent turn is waiting for a trial.")
+        self._trials.discard(answer.step_id)
+        consent = self._loop.on_trial(answer.step_id, answer.report)
+        notice = None
+        if consent.unavailable:
+            notice = self.service.trials_unavailable(self.chat_id, consent.unavailable)
+            if notice:
+                self._queue.put_nowait(Notice(notice))
+        step = self._steps_by_id[answer.step_id]
+        redact = self.service.redact
+        return {
+            "needs_approval": not consent.run,
+            "reasons": [redact(line) for line in consent.reasons],
+            "concerns": [redact(line) for line in consent.concerns],
+            "preview": [redact(line) for line in consent.preview],
+            "guard": expression("arm", step.code) if consent.guarded else None,
+            "notice": notice,
+        }
 
     # -- the turn --------------------------------------------------------------------------
 
@@ -244,6 +271,13 @@ class AgentTurn(StreamingTurn):
         tool, step_id = action.tool, action.step_id
         self._steps_by_id[step_id] = action
         server = tool.runs == RUNS_SERVER
+        trial = None
+        if action.trial and not server:
+            from ..trial.kernel import trial_expression
+            from ..trial.run import TrialLimits
+
+            trial = trial_expression(action.code, TrialLimits.from_settings(self.service.settings))
+            self._trials.add(step_id)
         self._queue.put_nowait(
             Step(
                 step_id,
@@ -256,6 +290,7 @@ class AgentTurn(StreamingTurn):
                 arguments=dict(action.arguments) if server else None,
                 needs_approval=action.needs_approval,
                 reasons=tuple(action.reasons),
+                trial=trial,
                 **({} if server else _kernel_fields(tool.request(action.arguments))),
             )
         )
@@ -351,6 +386,8 @@ class AgentService:
         #: More tools per turn (the MCP servers'), or None.
         self.tool_source = tool_source
         self._turns: dict[str, AgentTurn] = {}
+        #: Chats already told why their kernel makes no trials (told once per chat).
+        self._told_no_trials: set[str] = set()
 
     @property
     def policy(self) -> str:
@@ -423,6 +460,8 @@ class AgentService:
                 system_notes=setup.rules_prompt,
                 check=check,
                 small=small,
+                known_types=snapshot_modules(request.chat.context),
+                trials=bool(self.settings.trials),
             )
             turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found, names=names)
             if locked != asked:
@@ -442,6 +481,23 @@ class AgentService:
             self.release(turn)
             raise
         return turn
+
+    def trial(self, answer: TrialAnswer) -> dict[str, Any]:
+        """Hand a step's trial report to its turn; its decision (see ``AgentTurn.trial``)."""
+        turn = self._turns.get(answer.message_id)
+        if turn is None:
+            raise ChatError("not_found", "No agent turn with that message_id is running.")
+        return turn.trial(answer)
+
+    def trials_unavailable(self, chat_id: str, reason: str) -> str | None:
+        """The one line telling a chat its kernel makes no trials, the first time only."""
+        if chat_id in self._told_no_trials:
+            return None
+        self._told_no_trials.add(chat_id)
+        return (
+            f"No trial runs here ({reason}): steps the analysis cannot prove harmless ask "
+            "instead (docs/trials.md)."
+        )
 
     def answer(self, answer: StepAnswer) -> None:
         """Hand a step's result to its turn; ``not_found`` if the turn is unknown or over."""

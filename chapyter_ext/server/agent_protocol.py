@@ -1,10 +1,10 @@
 """The bodies of the agent routes, validated: what the browser asks and what it posts back.
 
 ``POST chapyter-ext/agent`` takes a chat body plus ``policy``; ``POST chapyter-ext/agent/result``
-takes one step's result. Everything a browser sends is checked here, with one-line
-:class:`~.chat.ChatError` (``bad_request``) naming the field, so the turn and the loop only ever
-see well-formed values: nbformat outputs with the types nbformat gives them, PNGs that are
-base64 PNGs, bounded in number and size.
+takes one step's result; ``POST chapyter-ext/agent/trial`` one step's trial report. Everything a
+browser sends is checked here, with one-line :class:`~.chat.ChatError` (``bad_request``) naming
+the field, so the turn and the loop only ever see well-formed values: nbformat outputs with the
+types nbformat gives them, PNGs that are base64 PNGs, bounded in number and size.
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chat import MAX_MESSAGE_CHARS, ChatError, ChatRequest
+
+if TYPE_CHECKING:
+    from ..trial.report import TrialReport
 
 POLICIES = ("ask", "risky", "never")
 STATUSES = ("ran", "skipped", "failed_to_run", "approved")
@@ -93,6 +96,42 @@ class StepAnswer:
         if not isinstance(result, dict):
             raise ChatError("bad_request", "'result' must be an object.")
         return cls(**ids, status=status, text=text, has_result=True, **_parse_result(result))
+
+
+@dataclass(frozen=True)
+class TrialAnswer:
+    """A parsed ``POST chapyter-ext/agent/trial`` body: what one step's trial in the kernel
+    gave: its report, or the kernel's failure to start one (``failure``: ename, evalue)."""
+
+    message_id: str
+    step_id: str
+    report: TrialReport
+
+    @classmethod
+    def parse(cls, body: dict[str, Any]) -> TrialAnswer:
+        """Validate a JSON body; :class:`ChatError` (``bad_request``) names what is wrong."""
+        from ..trial.report import TrialReport
+
+        ids = []
+        for key in ("message_id", "step_id"):
+            value = body.get(key)
+            if not isinstance(value, str) or not value:
+                raise ChatError("bad_request", f"'{key}' must be a non-empty string.")
+            ids.append(value)
+        failure = body.get("failure")
+        if failure is not None:
+            if not isinstance(failure, dict):
+                raise ChatError("bad_request", "'failure' must be an object.")
+            ename, evalue = failure.get("ename"), failure.get("evalue", "")
+            if not isinstance(ename, str) or not isinstance(evalue, str):
+                raise ChatError("bad_request", "'failure' needs string 'ename' and 'evalue'.")
+            report = TrialReport.kernel_failed(ename[:100], evalue[:300])
+        else:
+            try:
+                report = TrialReport.from_dict(body.get("report"))
+            except ValueError as err:
+                raise ChatError("bad_request", str(err)) from None
+        return cls(ids[0], ids[1], report)
 
 
 def _parse_result(result: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,9 @@ _MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error
 STEP_FIELDS = ("step_id", "tool", "title", "code", "cell_id", "outcome")
 MAX_STEPS = 100
 MAX_STEP_CODE = 20_000
+#: Lines of a step's trial kept, and characters per line.
+MAX_TRIAL_LINES = 40
+MAX_TRIAL_LINE = 300
 #: Code blocks of one answer whose verdicts are kept.
 MAX_CHECKS = 100
 
@@ -52,7 +55,7 @@ class ChatMessage:
     error: str = ""
     #: An agent turn's steps, in order: ``{step_id, tool, title, code, cell_id, outcome}`` (all
     #: strings; tool and title are "" in histories older than the tool registry).
-    steps: tuple[dict[str, str], ...] = ()
+    steps: tuple[dict[str, Any], ...] = ()
     #: What a reply used: token counts and ``cost`` (:func:`chapyter_ext.llm.usage.clean_usage`).
     usage: dict[str, Any] | None = None
     #: The verdicts of the answer's code blocks (``guards.answers.code_block_checks``):
@@ -113,20 +116,43 @@ def clean_checks(value: Any) -> tuple[dict[str, Any], ...]:
     )
 
 
-def clean_steps(value: Any) -> tuple[dict[str, str], ...]:
+def clean_trial(value: Any) -> dict[str, Any] | None:
+    """A step's trial as kept (``{status, concerns, preview, ran}``: what the confined trial
+    saw), every line a bounded string; None when ``value`` is not one."""
+    if not isinstance(value, dict) or not isinstance(value.get("status"), str):
+        return None
+
+    def lines(key: str) -> list[str]:
+        found = value.get(key)
+        if not isinstance(found, list):
+            return []
+        return [line[:MAX_TRIAL_LINE] for line in found[:MAX_TRIAL_LINES] if isinstance(line, str)]
+
+    return {
+        "status": value["status"][:20],
+        "concerns": lines("concerns"),
+        "preview": lines("preview"),
+        "ran": value.get("ran") is True,
+    }
+
+
+def clean_steps(value: Any) -> tuple[dict[str, Any], ...]:
     """The readable steps of ``value``: damaged ones (not an object, a field that is not a
     string, no ``step_id``) are dropped rather than failing the message; bounded in number and
-    code length; unknown fields are left out."""
+    code length; unknown fields are left out (a damaged ``trial`` too)."""
     if not isinstance(value, (list, tuple)):
         return ()
     steps = []
     for item in value[:MAX_STEPS]:
         if not isinstance(item, dict):
             continue
-        step = {key: item.get(key, "") for key in STEP_FIELDS}
+        step: dict[str, Any] = {key: item.get(key, "") for key in STEP_FIELDS}
         if not all(isinstance(v, str) for v in step.values()) or not step["step_id"]:
             continue
         step["code"] = step["code"][:MAX_STEP_CODE]
+        trial = clean_trial(item.get("trial"))
+        if trial is not None:
+            step["trial"] = trial
         steps.append(step)
     return tuple(steps)
 
@@ -139,14 +165,25 @@ def redact_message(message: ChatMessage, redact: Callable[[str], str]) -> ChatMe
         message,
         content=redact(message.content),
         error=redact(message.error),
-        steps=tuple(
-            {k: v if k == "step_id" else redact(v) for k, v in step.items()}
-            for step in clean_steps(message.steps)
-        ),
+        steps=tuple(_redacted_step(step, redact) for step in clean_steps(message.steps)),
         checks=tuple(
             {**check, "problem": redact(check["problem"])} for check in clean_checks(message.checks)
         ),
     )
+
+
+def _redacted_step(step: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in step.items():
+        if key == "trial":
+            out[key] = {
+                **value,
+                "concerns": [redact(line) for line in value["concerns"]],
+                "preview": [redact(line) for line in value["preview"]],
+            }
+        else:
+            out[key] = value if key == "step_id" else redact(value)
+    return out
 
 
 @dataclass(frozen=True)

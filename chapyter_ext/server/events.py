@@ -12,7 +12,8 @@ a block whose verdict passed) or ``error`` (``kind``, ``message``). A comment li
 An agent turn (``POST chapyter-ext/agent``, :mod:`.agent`) uses the same stream: ``start`` also
 carries ``policy``, ``tools`` and ``images``; each step is a ``step`` (``step_id``, ``kind``:
 the tool, ``op``, ``runs``, ``title``, the fields its op needs, ``needs_approval``,
-``reasons``; see :class:`Step`), and once its result is in a ``step_done`` (``step_id``,
+``reasons``, and ``trial`` for code to try in a confined copy of the kernel first; see
+:class:`Step`), and once its result is in a ``step_done`` (``step_id``,
 ``outcome``: one line, ``status``, ``result`` for server steps); ``done`` also carries
 ``steps`` (what ran) and ``halt`` (the one line saying which cap stopped the turn, or "").
 
@@ -119,6 +120,9 @@ class Step:
     arguments: dict[str, Any] | None = None
     needs_approval: bool = False
     reasons: tuple[str, ...] = ()
+    #: run_cell steps to try first: the user expression that runs the trial in the kernel
+    #: (its report goes to ``agent/trial``, which answers whether the step asks).
+    trial: str | None = None
 
 
 @dataclass(frozen=True)

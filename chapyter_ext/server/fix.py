@@ -16,13 +16,11 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..context.notebook import user_functions
 from ..endpoints import ModelRegistry
 from ..fixes import FixRequest, build_fix_messages, parse_fix_answer, restore_secrets
 from ..guards import REVIEW_NOTE, check_code, repairs, snapshot_names
 from ..llm import Endpoint, LLMError, astream
 from ..parsing import NoCodeError, extract_code
-from ..policy import hold_reason
 from ..small_model import CANDIDATES, SMALL_PROFILE, candidate_request, prompt_profile
 from ..small_model.fix_prompt import (
     build_small_fix_messages,
@@ -30,7 +28,9 @@ from ..small_model.fix_prompt import (
     fix_grammar,
     fix_max_tokens,
 )
+from ..trial.run import TrialLimits
 from .chat import ChatError, ChatService, assemble_context, parse_context
+from .fix_consent import run_plan
 
 __all__ = ["REPAIR_MODEL", "parse_fix_request", "propose_fix"]
 
@@ -53,6 +53,8 @@ async def propose_fix(
     chat: ChatService,
     run_policy: str = "never",
     local_review: bool = True,
+    trials: bool = False,
+    limits: TrialLimits | None = None,
 ) -> dict[str, Any]:
     """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256", "hold",
     "runnable"}``.
@@ -61,7 +63,9 @@ async def propose_fix(
     saying why (the answer did not parse or changed nothing; the small model could not write
     one that passes the checks). ``hold``: why the proposal must not be offered as "Accept and
     run", one line naming the setting, or None: the bundled model's code waits for review
-    (``local_review``), else ``run_policy`` (``Chapyter.run_policy``) decides.
+    (``local_review``), else ``run_policy`` (``Chapyter.run_policy``) decides; ``trial`` (only
+    when the analysis cannot prove the code harmless and ``trials``): the user expression that
+    tries it in the kernel before **Accept and run** runs it (``POST fix/trial`` decides).
 
     Raises :class:`ChatError` (unknown model: ``not_found``) or :class:`LLMError` (the model
     failed, took longer than the chat's time limit, or answered without code: ``no_code``).
@@ -100,9 +104,12 @@ async def propose_fix(
     if local_review and registry.is_local(model_name):
         shaped["hold"] = REVIEW_NOTE
     else:
-        known = user_functions(request.context)
-        reason = hold_reason(run_policy, code, known_functions=known)
-        shaped["hold"] = f"{reason} (setting: Run policy)" if reason else None
+        hold, trial = run_plan(
+            code, run_policy, request.context, trials=trials, limits=limits or TrialLimits()
+        )
+        shaped["hold"] = hold
+        if trial is not None:
+            shaped["trial"] = trial
     return shaped
 
 

@@ -11,12 +11,14 @@ from .._version import __version__
 from ..config import Chapyter
 from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
 from ..llm import alist_models
+from ..trial.run import TrialLimits
 from .agent import AgentTurn
-from .agent_protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer
+from .agent_protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer, TrialAnswer
 from .base_handler import ChapyterHandler
 from .chat import ChatError, ChatRequest, ChatTurn
 from .events import encode
 from .fix import parse_fix_request, propose_fix
+from .fix_consent import FixTrial, trial_decision
 
 #: Seconds between heartbeats of a quiet stream (a proxy would close an idle connection).
 HEARTBEAT_SECONDS = 15.0
@@ -180,6 +182,17 @@ class AgentResultHandler(ChapyterHandler):
         self.reply({"ok": True})
 
 
+class AgentTrialHandler(ChapyterHandler):
+    """``POST chapyter-ext/agent/trial``: a step's trial report, from the kernel through the
+    browser; the answer is whether the step asks."""
+
+    @tornado.web.authenticated
+    def post(self) -> None:
+        """``{"needs_approval", "reasons", "concerns", "preview", "guard", "notice"}``; 404
+        when no running turn waits for that step's trial."""
+        self.reply(self.app.agent.trial(TrialAnswer.parse(self.json_body())))
+
+
 class StopHandler(ChapyterHandler):
     """``POST chapyter-ext/chat/stop``: stop a streaming reply or an agent turn by its
     ``message_id``."""
@@ -210,8 +223,23 @@ class FixHandler(ChapyterHandler):
                 chat=self.chat,
                 run_policy=str(settings.run_policy),
                 local_review=bool(settings.local_review),
+                trials=bool(settings.trials),
+                limits=TrialLimits.from_settings(settings),
             )
         )
+
+
+class FixTrialHandler(ChapyterHandler):
+    """``POST chapyter-ext/fix/trial``: **Accept and run** of a proposal that was tried in the
+    kernel first: whether it runs now."""
+
+    @tornado.web.authenticated
+    def post(self) -> None:
+        """``{"run", "guard", "why", "concerns", "preview", "unavailable"}``
+        (``server/fix_consent.py``)."""
+        request = FixTrial.parse(self.json_body())
+        settings = self.app.agent.settings
+        self.reply(trial_decision(request, str(settings.run_policy), self.chat.redact))
 
 
 def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
@@ -224,5 +252,7 @@ def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
         (r"chapyter-ext/chat/stop", StopHandler),
         (r"chapyter-ext/agent", AgentHandler),
         (r"chapyter-ext/agent/result", AgentResultHandler),
+        (r"chapyter-ext/agent/trial", AgentTrialHandler),
         (r"chapyter-ext/fix", FixHandler),
+        (r"chapyter-ext/fix/trial", FixTrialHandler),
     ]

@@ -1,6 +1,7 @@
 """The browser's side of an agent turn, for the server tests: it posts ``agent``, reads the
-``step`` events and posts each step's result (nbformat outputs) to ``agent/result``, as the
-frontend does after running the cell in the notebook's kernel."""
+``step`` events, posts a step's trial report to ``agent/trial`` when the step asks for one, and
+posts each step's result (nbformat outputs) to ``agent/result``, as the frontend does after
+running the cell in the notebook's kernel."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from chapyter_ext.testing.sse import SSEReader
 NOTEBOOK = "work/agent.ipynb"
 QUESTION = "What is six times seven?"
 Answer = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+#: A trial that tried nothing and showed nothing: what a kernel reports for harmless code.
+CLEAN_TRIAL: dict[str, Any] = {"status": "ran", "stdout": "", "attempts": []}
 
 
 def agent_body(message: str = QUESTION, **extra: Any) -> dict[str, Any]:
@@ -92,6 +95,12 @@ class Browser:
         self.reader = SSEReader()
         self.posted: list[tuple[int, Any]] = []
         self.task: asyncio.Future[Any] | None = None
+        #: What the kernel's trial of a step gives (a report, or ``{"failure": ...}``).
+        self.trial_report: Callable[[dict[str, Any]], dict[str, Any]] = lambda step: {
+            "report": CLEAN_TRIAL
+        }
+        #: The server's decision after each trial, by step id.
+        self.decisions: dict[str, dict[str, Any]] = {}
 
     def start(self, body: dict[str, Any]) -> None:
         self.task = asyncio.ensure_future(
@@ -127,9 +136,19 @@ class Browser:
                     if step["step_id"] in handled:
                         continue
                     handled.add(step["step_id"])
+                    reply = {"message_id": self.message_id, "step_id": step["step_id"]}
+                    if step.get("trial"):
+                        status, decision = await self.get_json(
+                            "chapyter-ext",
+                            "agent",
+                            "trial",
+                            method="POST",
+                            body={**reply, **self.trial_report(step)},
+                        )
+                        assert status == 200, decision
+                        self.decisions[step["step_id"]] = decision
                     result = answer(step)
                     if result is not None:
-                        reply = {"message_id": self.message_id, "step_id": step["step_id"]}
                         posted = await self.post_result({**reply, **result})
                         self.posted.append(posted)
                         assert posted == (200, {"ok": True})

@@ -27,6 +27,11 @@ ENDPOINTS = [
     ),
     (
         "POST",
+        "chapyter-ext/agent/trial",
+        {"message_id": "x", "step_id": "s1", "report": {"status": "ran"}},
+    ),
+    (
+        "POST",
         "chapyter-ext/fix",
         {
             "notebook": "a.ipynb",
@@ -35,6 +40,7 @@ ENDPOINTS = [
             "instruction": "add type hints",
         },
     ),
+    ("POST", "chapyter-ext/fix/trial", {"code": "x = 1", "report": {"status": "ran"}}),
     ("GET", "chapyter-ext/history?notebook=a.ipynb", None),
     ("DELETE", "chapyter-ext/history?notebook=a.ipynb", None),
     ("POST", "chapyter-ext/history/new", {"notebook": "a.ipynb"}),

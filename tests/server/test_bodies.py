@@ -24,7 +24,9 @@ POST_ROUTES = [
     ("chapyter-ext/chat/stop", MAX_BODY_BYTES),
     ("chapyter-ext/agent", MAX_BODY_BYTES),
     ("chapyter-ext/agent/result", agent_protocol.MAX_RESULT_BODY_BYTES),
+    ("chapyter-ext/agent/trial", MAX_BODY_BYTES),
     ("chapyter-ext/fix", MAX_BODY_BYTES),
+    ("chapyter-ext/fix/trial", MAX_BODY_BYTES),
     ("chapyter-ext/history/new", MAX_BODY_BYTES),
     ("chapyter-ext/complete", MAX_BODY_BYTES),
 ]

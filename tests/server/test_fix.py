@@ -262,7 +262,36 @@ async def test_risky_run_policy_holds_a_proposal_it_cannot_prove_safe(get_json, 
     status, answer = await post_fix(get_json, fix_body(context=snapshot))
     assert status == 200, answer
     assert answer["hold"] is None
-    # Without the kernel's word that tidy is the notebook's own, it is not known.
+    # Without the kernel's word that tidy is the notebook's own, it is not known: tried first.
     fake.script("Cell: cell-c\n```python\ntotal = tidy(sum(prices))\n```")
     status, answer = await post_fix(get_json, fix_body())
-    assert "tidy" in answer["hold"]
+    assert answer["hold"] is None
+    assert "chapyter_ext.trial.kernel" in answer["trial"] and "tidy(sum(prices))" in answer["trial"]
+
+
+TIDY = "total = tidy(sum(prices))"
+
+
+@pytest.mark.chapyter_config({"Chapyter": {"run_policy": "risky"}})
+async def test_accept_and_run_after_a_trial_runs_only_what_the_trial_cleared(get_json):
+    async def decide(**body):
+        return await get_json("chapyter-ext", "fix", "trial", method="POST", body=body)
+
+    status, answer = await decide(code=TIDY, report={"status": "ran"})
+    assert status == 200, answer
+    assert answer["run"] is True and answer["why"] == ""
+    assert "'arm'" in answer["guard"] and "tidy(sum(prices))" in answer["guard"]
+    tried = {
+        "status": "ran",
+        "attempts": [{"kind": "network", "target": "x:80", "line": "tried to connect to x:80"}],
+    }
+    status, answer = await decide(code=TIDY, report=tried)
+    assert answer["run"] is False and answer["guard"] is None
+    assert answer["why"] == "tried to connect to x:80 (setting: Run policy)"
+    # A kernel that cannot try: the analysis alone decides, and says there was no trial.
+    failure = {"ename": "ModuleNotFoundError", "evalue": "No module named 'chapyter_ext'"}
+    status, answer = await decide(code=TIDY, failure=failure)
+    assert answer["run"] is False and "tidy" in answer["why"]
+    assert answer["unavailable"] == "the kernel cannot import chapyter-ext"
+    status, answer = await decide(code="", report={"status": "ran"})
+    assert status == 400 and "'code'" in answer["error"]["message"]

@@ -51,13 +51,25 @@ export async function agentWithData(
   name: string,
   policy: string
 ): Promise<{ file: string; panel: Locator }> {
-  const file = await agentNotebook(name);
+  return agentWithFirstCell(lab, await agentNotebook(name), policy);
+}
+
+/**
+ * The notebook `file` opened, its first cell run, and the chat open in agent mode with
+ * `policy`: the file and the chat panel.
+ */
+export async function agentWithFirstCell(
+  lab: Lab,
+  file: string,
+  policy: string
+): Promise<{ file: string; panel: Locator }> {
   await lab.openNotebook(file);
-  await lab.runCell(file, 'data');
+  const first = (await lab.cells(file))[0];
+  await lab.runCell(file, first.id);
   await lab.waitForCells(
     file,
     cells => cells[0].executionCount !== null,
-    'the data cell ran'
+    'the first cell ran'
   );
   return { file, panel: await openAgent(lab, policy) };
 }

@@ -4,10 +4,10 @@ summarised again). All three run in the notebook's kernel."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ...policy import MAGIC_CALL
-from ...policy import approval as code_approval
+from ...policy.consent import RUN, plan
 from ...redact import Redactor
 from ..kernel_reads import expression as kernel_expression
 from ..observe import observe, outcome
@@ -72,15 +72,24 @@ class RunCode(Tool):
         return arguments
 
     def approval(
-        self, policy: str, arguments: dict[str, Any], known_functions: set[str]
+        self,
+        policy: str,
+        arguments: dict[str, Any],
+        known_functions: set[str],
+        *,
+        known_types: Mapping[str, str] | None = None,
+        trials: bool = False,
     ) -> Approval:
-        needs, found = code_approval(
-            policy, arguments.get("code", ""), known_functions=known_functions
+        chosen = plan(
+            policy,
+            arguments.get("code", ""),
+            known_functions=known_functions,
+            known_types=known_types,
+            trials=trials,
         )
-        refused = ""
-        if MAGIC_CALL in found:
-            refused = "The model's code calls %ai (it would ask the model again); not run."
-        return Approval(needs=needs, reasons=tuple(found), refused=refused)
+        return Approval(
+            needs=chosen.action != RUN, reasons=chosen.lines, refused=chosen.refused, plan=chosen
+        )
 
     def title(self, arguments: dict[str, Any]) -> str:
         return "ran code"

@@ -20,6 +20,8 @@ from .record import OP_CALL, RUNS_SERVER, Approval, Tool
 from .registry import TurnTools
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ...mcp import McpServer, McpServers
 
 #: Between a server's name and its tool's in a tool's name.
@@ -60,7 +62,13 @@ class McpTool(Tool):
         self.label = f"{server.name} · {self.tool}"
 
     def approval(
-        self, policy: str, arguments: dict[str, Any], known_functions: set[str]
+        self,
+        policy: str,
+        arguments: dict[str, Any],
+        known_functions: set[str],
+        *,
+        known_types: Mapping[str, str] | None = None,
+        trials: bool = False,
     ) -> Approval:
         if policy == "never":
             return Approval(needs=False)

@@ -15,11 +15,15 @@ Pure: no I/O (a server tool's :meth:`Tool.call` is the one exception, and it is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...redact import Redactor
 from ..results import ToolOutput
+
+if TYPE_CHECKING:
+    from ...policy.consent import Plan
 
 #: Where a tool runs.
 RUNS_KERNEL = "kernel"
@@ -41,11 +45,14 @@ class BadToolCall(ValueError):
 @dataclass(frozen=True)
 class Approval:
     """Whether a call waits for the user, what the policy found, and (``refused``) why it must
-    not run at all (one line ending the turn)."""
+    not run at all (one line ending the turn). ``plan``: code's decision
+    (:func:`chapyter_ext.policy.consent.plan`); when it is a trial, ``needs`` holds only until
+    the trial's report decides (:meth:`~chapyter_ext.agent.loop.AgentLoop.on_trial`)."""
 
     needs: bool
     reasons: tuple[str, ...] = ()
     refused: str = ""
+    plan: Plan | None = None
 
 
 @dataclass
@@ -121,10 +128,18 @@ class Tool:
     # -- approval ----------------------------------------------------------------------------
 
     def approval(
-        self, policy: str, arguments: dict[str, Any], known_functions: set[str]
+        self,
+        policy: str,
+        arguments: dict[str, Any],
+        known_functions: set[str],
+        *,
+        known_types: Mapping[str, str] | None = None,
+        trials: bool = False,
     ) -> Approval:
         """Whether this call waits for the user under ``policy`` (ask, risky, never): a tool
-        that only reads never asks; one that acts asks unless the policy is ``never``."""
+        that only reads never asks; one that acts asks unless the policy is ``never``.
+        ``known_types`` and ``trials`` (whether a confined trial can be made) matter to tools
+        that run code."""
         return Approval(needs=self.acts and policy != "never")
 
     # -- display -------------------------------------------------------------------------------

@@ -9,7 +9,10 @@ import {
   INotebookDriver,
   IRunOutcome,
   IStepOrigin,
-  IStepResultBody
+  IStepResultBody,
+  ITrialBody,
+  ITrialDecision,
+  TrialOutcome
 } from '../agent/tokens';
 import { ChatRequestError } from '../chat/tokens';
 
@@ -64,6 +67,26 @@ class FakeNotebook implements INotebookDriver {
     return `cell ${cell}`;
   }
 
+  /** Trial expressions evaluated, guard expressions armed, in order. */
+  trials: string[] = [];
+  armed: string[] = [];
+  /** What the kernel gives for a trial (a thrown error: the request itself failed). */
+  trialOutcome: TrialOutcome | Error = { report: { status: 'ran' } };
+  armWorks = true;
+
+  async trial(expression: string): Promise<TrialOutcome> {
+    this.trials.push(expression);
+    if (this.trialOutcome instanceof Error) {
+      throw this.trialOutcome;
+    }
+    return this.trialOutcome;
+  }
+
+  async arm(expression: string): Promise<boolean> {
+    this.armed.push(expression);
+    return this.armWorks;
+  }
+
   evaluated: string[] = [];
 
   async evaluate(expression: string): Promise<string> {
@@ -110,6 +133,21 @@ class FakeClient implements IAgentClient {
     return serverEvents(this.events, this, this.turn);
   }
 
+  trials: ITrialBody[] = [];
+  decision: ITrialDecision = {
+    needs_approval: false,
+    reasons: [],
+    concerns: [],
+    preview: ['prints: 42'],
+    guard: 'arm(code)',
+    notice: null
+  };
+
+  async trial(body: ITrialBody): Promise<ITrialDecision> {
+    this.trials.push(body);
+    return this.decision;
+  }
+
   async result(body: IStepResultBody): Promise<void> {
     this.results.push(body);
     if (this.refuse && body.status === 'ran') {
@@ -126,7 +164,12 @@ const start: ChatEvent = {
   policy: 'never'
 };
 
-function step(id: string, code: string, needsApproval = false): ChatEvent {
+function step(
+  id: string,
+  code: string,
+  needsApproval = false,
+  trial = ''
+): ChatEvent {
   return {
     type: 'step',
     stepId: id,
@@ -142,7 +185,8 @@ function step(id: string, code: string, needsApproval = false): ChatEvent {
     purpose: '',
     cell: '',
     needsApproval,
-    reasons: []
+    reasons: [],
+    trial
   };
 }
 
@@ -278,6 +322,84 @@ describe('AgentTurn', () => {
     expect(changes).toBeGreaterThan(3);
     // An answer for a step that is not waiting does nothing.
     expect(turn.decide('s2', { run: false })).toBe(false);
+  });
+
+  it('tries a step first; a clean trial runs it unasked under the guard', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    await collect(turn, [start, step('s1', 'f(x)', true, 'trial(f(x))'), done]);
+    expect(notebook.trials).toEqual(['trial(f(x))']);
+    expect(client.trials).toEqual([
+      { message_id: 'turn1', step_id: 's1', report: { status: 'ran' } }
+    ]);
+    // Armed before the cell ran, and the step never waited.
+    expect(notebook.armed).toEqual(['arm(code)']);
+    expect(notebook.inserted.map(c => c.code)).toEqual(['f(x)']);
+    expect(client.results.map(r => r.status)).toEqual(['ran']);
+    expect(turn.steps[0]).toMatchObject({
+      tried: true,
+      needsApproval: false,
+      preview: ['prints: 42'],
+      state: 'ran'
+    });
+  });
+
+  it('a trial that tried something asks, listing it; approving runs it unguarded', async () => {
+    const notebook = new FakeNotebook();
+    const client = new FakeClient();
+    client.decision = {
+      needs_approval: true,
+      reasons: ['calls `f`, which is not known to be safe'],
+      concerns: ['tried to write out.csv'],
+      preview: [],
+      guard: null,
+      notice: null
+    };
+    const turn = new AgentTurn({ client, notebook });
+    const running = collect(turn, [start, step('s1', 'f(x)', true, 'T'), done]);
+    await until(() => turn.steps[0]?.state === 'approval');
+    expect(turn.steps[0].concerns).toEqual(['tried to write out.csv']);
+    expect(turn.steps[0].reasons).toEqual([
+      'calls `f`, which is not known to be safe'
+    ]);
+    turn.decide('s1', { run: true, code: 'f(x)' });
+    await running;
+    expect(notebook.armed).toEqual([]);
+    expect(client.results.map(r => r.status)).toEqual(['ran']);
+  });
+
+  it("a kernel that cannot try says why, and the server's decision stands", async () => {
+    const notebook = new FakeNotebook();
+    notebook.trialOutcome = new Error('the kernel is gone');
+    const client = new FakeClient();
+    client.decision = { ...client.decision, needs_approval: true, guard: null };
+    const turn = new AgentTurn({ client, notebook });
+    const running = collect(turn, [start, step('s1', 'f(x)', true, 'T'), done]);
+    await until(() => turn.steps[0]?.state === 'approval');
+    expect(client.trials[0]).toEqual({
+      message_id: 'turn1',
+      step_id: 's1',
+      failure: { ename: 'Error', evalue: 'the kernel is gone' }
+    });
+    turn.decide('s1', { run: false });
+    await running;
+    expect(client.results.map(r => r.status)).toEqual(['skipped']);
+  });
+
+  it('a guard the kernel could not arm makes the step ask', async () => {
+    const notebook = new FakeNotebook();
+    notebook.armWorks = false;
+    const client = new FakeClient();
+    const turn = new AgentTurn({ client, notebook });
+    const running = collect(turn, [start, step('s1', 'f(x)', true, 'T'), done]);
+    await until(() => turn.steps[0]?.state === 'approval');
+    expect(turn.steps[0].concerns).toEqual([
+      'the kernel could not arm the guard'
+    ]);
+    expect(notebook.inserted).toHaveLength(0);
+    turn.decide('s1', { run: false });
+    await running;
   });
 
   it('Stop ends a pending approval without posting, and interrupts a running cell', async () => {
@@ -658,7 +780,8 @@ describe('agent events', () => {
       purpose: 'why',
       cell: '',
       needsApproval: true,
-      reasons: ['writes files: open("f", "w")']
+      reasons: ['writes files: open("f", "w")'],
+      trial: ''
     });
     expect(
       decodeEvent(sse('step', { step_id: 's1', kind: '' }) as any)
@@ -708,7 +831,17 @@ describe('agent events', () => {
         status: 'stopped',
         steps: [
           { step_id: 's1', code: 'x', cell_id: 'c1', outcome: 'ok' },
-          'junk'
+          'junk',
+          {
+            step_id: 's2',
+            code: 'f()',
+            outcome: 'skipped',
+            trial: {
+              status: 'ran',
+              concerns: ['tried to write a', 7],
+              ran: false
+            }
+          }
         ],
         halt: 'Stopped after 10 steps.'
       }) as any
@@ -725,7 +858,23 @@ describe('agent events', () => {
           title: '',
           code: 'x',
           cell_id: 'c1',
-          outcome: 'ok'
+          outcome: 'ok',
+          trial: null
+        },
+        {
+          step_id: 's2',
+          tool: '',
+          title: '',
+          code: 'f()',
+          cell_id: '',
+          outcome: 'skipped',
+          // A recorded trial keeps its string lines only.
+          trial: {
+            status: 'ran',
+            concerns: ['tried to write a'],
+            preview: [],
+            ran: false
+          }
         }
       ],
       halt: 'Stopped after 10 steps.'
@@ -744,7 +893,7 @@ describe('agent events', () => {
       do: 'end',
       status: 'stopped'
     });
-    expect(reply.steps).toHaveLength(1);
+    expect(reply.steps).toHaveLength(2);
     expect(reply.halt).toBe('Stopped after 10 steps.');
   });
 });

@@ -1,10 +1,19 @@
-/** Agent mode's calls to the server extension (`POST agent`, `POST agent/result`), over `request.ts`. */
+/**
+ * Agent mode's calls to the server extension (`POST agent`, `POST agent/result`,
+ * `POST agent/trial`), over `request.ts`.
+ */
 
 import { postEventStream } from '../common/eventStream';
 import { requestAPI, ServerAPIError } from '../request';
 import { ChatEvent, readChatEvents } from '../common/events';
 import { ChatRequestError } from '../chat/tokens';
-import { IAgentClient, IAgentRequest, IStepResultBody } from './tokens';
+import {
+  IAgentClient,
+  IAgentRequest,
+  IStepResultBody,
+  ITrialBody,
+  ITrialDecision
+} from './tokens';
 
 function asChatError(error: unknown): unknown {
   if (error instanceof ServerAPIError) {
@@ -22,6 +31,18 @@ export class AgentClient implements IAgentClient {
   ): Promise<AsyncIterable<ChatEvent>> {
     try {
       return readChatEvents(await postEventStream('agent', request, signal));
+    } catch (error) {
+      throw asChatError(error);
+    }
+  }
+
+  /** `POST agent/trial`: the server's decision on a step's trial. */
+  async trial(body: ITrialBody): Promise<ITrialDecision> {
+    try {
+      return await requestAPI<ITrialDecision>('agent/trial', {
+        method: 'POST',
+        body: JSON.stringify(body)
+      });
     } catch (error) {
       throw asChatError(error);
     }

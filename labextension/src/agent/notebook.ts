@@ -11,6 +11,7 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
 import { readJSON, silentExecute } from '../common/kernelRead';
+import { armGuard, kernelTrial, TrialOutcome } from '../common/kernelTrial';
 import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
 import { INotebookDriver, IRunOutcome, IStepOrigin } from './tokens';
 
@@ -226,6 +227,19 @@ export class NotebookDriver implements INotebookDriver {
       );
     }
     return text.slice(0, MAX_READ_CHARS);
+  }
+
+  async trial(expression: string): Promise<TrialOutcome> {
+    const kernel = this._panel.sessionContext.session?.kernel;
+    if (!kernel) {
+      throw new Error('The notebook has no kernel.');
+    }
+    return kernelTrial(kernel, expression);
+  }
+
+  async arm(expression: string): Promise<boolean> {
+    const kernel = this._panel.sessionContext.session?.kernel;
+    return kernel ? armGuard(kernel, expression) : false;
   }
 
   async interrupt(): Promise<void> {

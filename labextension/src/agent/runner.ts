@@ -13,7 +13,8 @@ import {
   IAgentStep,
   INotebookDriver,
   IRunResult,
-  IStepResultBody
+  IStepResultBody,
+  TrialOutcome
 } from './tokens';
 
 /** Options of {@link AgentTurn}. */
@@ -191,7 +192,10 @@ export class AgentTurn {
       result: null,
       state: 'running',
       cellId: null,
-      outcome: ''
+      outcome: '',
+      concerns: [],
+      preview: [],
+      tried: false
     };
     this.steps.push(step);
     return step;
@@ -219,7 +223,22 @@ export class AgentTurn {
       await this._post(step, { status: 'failed_to_run', text: reason });
       return;
     }
-    const decision = await this._approve(step, next);
+    const notebook = this._options.notebook;
+    let guard: string | null = null;
+    if (step.trial && !notebook.cannotRun()) {
+      const tried = await this._try(step);
+      if (tried === null) {
+        return;
+      }
+      guard = tried;
+    }
+    let decision = await this._approve(step, next);
+    if (decision === undefined && guard && !(await this._arm(guard))) {
+      // Unasked only under the guard: without it, the step asks after all.
+      step.needsApproval = true;
+      step.concerns = [...step.concerns, 'the kernel could not arm the guard'];
+      decision = await this._approve(step, next);
+    }
     if (decision === null) {
       return;
     }
@@ -231,7 +250,6 @@ export class AgentTurn {
       }
       step.code = decision.code;
     }
-    const notebook = this._options.notebook;
     const why = notebook.cannotRun();
     if (why) {
       this._set(step, 'failed', why);
@@ -286,6 +304,62 @@ export class AgentTurn {
       if (!this._stopped) {
         await this._post(step, { status: 'failed_to_run', text: reason });
       }
+    }
+  }
+
+  /**
+   * Try the step in a confined copy of the kernel and let the server decide on the report:
+   * the step then asks or not, with what the trial saw. The guard to arm when it runs
+   * unasked ('' for none), or null when the turn stopped or ended meanwhile.
+   */
+  private async _try(step: IAgentStep): Promise<string | null> {
+    this._set(step, 'trying', 'Trying it in a confined copy of the kernel…');
+    let outcome: TrialOutcome;
+    try {
+      outcome = await this._options.notebook.trial(step.trial);
+    } catch (error) {
+      outcome = {
+        failure: { ename: 'Error', evalue: oneLine(message(error)) }
+      };
+    }
+    if (this._stopped) {
+      this._set(step, 'stopped', 'Not run: the turn was stopped.');
+      return null;
+    }
+    try {
+      const decided = await this._options.client.trial({
+        message_id: this.messageId,
+        step_id: step.id,
+        ...outcome
+      });
+      step.needsApproval = decided.needs_approval;
+      step.reasons = decided.reasons;
+      step.concerns = decided.concerns;
+      step.preview = decided.preview;
+      step.tried = true;
+      this._set(step, 'running', '');
+      return decided.needs_approval ? '' : (decided.guard ?? '');
+    } catch (error) {
+      if ((error as { kind?: unknown } | null)?.kind === 'not_found') {
+        this._set(step, 'stopped', 'Not run: the turn ended.');
+        return null;
+      }
+      // No decision: the step asks, as it would have without a trial.
+      step.needsApproval = true;
+      step.concerns = [
+        oneLine(`The trial could not be judged: ${message(error)}`)
+      ];
+      this._set(step, 'running', '');
+      return '';
+    }
+  }
+
+  /** Arm the kernel's guard for the step about to run unasked; whether it is armed. */
+  private async _arm(guard: string): Promise<boolean> {
+    try {
+      return await this._options.notebook.arm(guard);
+    } catch {
+      return false;
     }
   }
 

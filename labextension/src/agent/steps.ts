@@ -17,6 +17,7 @@ import type { IStepRecord } from '../common/events';
 import type { IChatMessage } from '../chat/tokens';
 import { AgentController } from './controller';
 import { IAgentStep } from './tokens';
+import { TrialDetails, trialSection } from './trialView';
 
 /** What the steps view needs from the panel. */
 export interface IStepsHost {
@@ -51,6 +52,8 @@ function title(step: ShownStep, index: number): string {
     return `${n} · ${step.title || step.label}`;
   }
   switch (step.state) {
+    case 'trying':
+      return `${n} · trying it first`;
     case 'approval':
       return `${n} · wants to run code`;
     case 'running':
@@ -92,7 +95,13 @@ class StepView {
     this._approval = element('div', 'jp-Chapyter-agentApproval', {
       role: 'group'
     });
-    this.node.append(line, this._outcome, this._code, this._result);
+    this.node.append(
+      line,
+      this._outcome,
+      this._code,
+      this._trial.node,
+      this._result
+    );
   }
 
   readonly node: HTMLElement;
@@ -124,6 +133,15 @@ class StepView {
       this._shownCode = code;
       showCode(this._pre, code);
     }
+    this._trial.update(
+      approval || (live && step.state === 'trying')
+        ? null
+        : live
+          ? step.tried
+            ? step
+            : null
+          : (step.trial ?? null)
+    );
     const result = live ? step.result : null;
     this._result.hidden = !result;
     if (result !== null && this._shownResult !== result) {
@@ -192,6 +210,10 @@ class StepView {
         list.appendChild(element('li', '', {}, reason));
       }
       box.appendChild(list);
+    }
+    const trial = step.tried ? trialSection(step) : null;
+    if (trial) {
+      box.appendChild(trial);
     }
     return true;
   }
@@ -315,6 +337,7 @@ class StepView {
     this._approval.append(pre, group);
   }
 
+  private _trial = new TrialDetails();
   private _shownResult: string | null = null;
   private _result: HTMLDetailsElement;
   private _resultPre: HTMLElement;

@@ -5,6 +5,7 @@
  */
 
 import type { ChatEvent, IStepEvent } from '../common/events';
+import type { TrialOutcome } from '../common/kernelTrial';
 import type { IAgentCodeOrigin } from '../contract/metadata';
 import type { IChatRequest } from '../chat/tokens';
 
@@ -66,6 +67,27 @@ export interface IStepResultBody {
   text?: string;
 }
 
+export type { TrialOutcome } from '../common/kernelTrial';
+
+/** The body of `POST chapyter-ext/agent/trial`. */
+export type ITrialBody = { message_id: string; step_id: string } & TrialOutcome;
+
+/** The server's decision once it read a step's trial. */
+export interface ITrialDecision {
+  /** Whether the step waits for Run / Edit / Skip. */
+  needs_approval: boolean;
+  /** What the static analysis found (shown when it asks). */
+  reasons: string[];
+  /** What the trial tried or showed that makes it ask ("tried to write out.csv"). */
+  concerns: string[];
+  /** What the trial would show and change ("prints: 42"). */
+  preview: string[];
+  /** The expression that arms the kernel's guard before the step runs unasked (or null). */
+  guard: string | null;
+  /** Why this kernel makes no trials, said once per chat (or null). */
+  notice: string | null;
+}
+
 /** The agent's server calls (`agent/client.ts`; tests pass a fake). */
 export interface IAgentClient {
   /** `POST agent`, streamed: the turn's typed events. */
@@ -75,10 +97,13 @@ export interface IAgentClient {
   ): Promise<AsyncIterable<ChatEvent>>;
   /** `POST agent/result`. */
   result(body: IStepResultBody): Promise<void>;
+  /** `POST agent/trial`: a step's trial report; the server's decision. */
+  trial(body: ITrialBody): Promise<ITrialDecision>;
 }
 
 /** Where one step of a turn stands. */
 export type StepState =
+  | 'trying' // its trial runs in a confined copy of the kernel
   | 'approval' // waiting for Run / Edit / Skip
   | 'running' // its cell is inserted and running (or a read is under way)
   | 'ran' // the result went to the server
@@ -98,6 +123,12 @@ export interface IAgentStep extends Omit<IStepEvent, 'type' | 'stepId'> {
   cellId: string | null;
   /** One line: the server's summary once it has one, else ours. */
   outcome: string;
+  /** What its trial tried or showed that makes it ask (empty: none, or no trial). */
+  concerns: string[];
+  /** What its trial would show and change. */
+  preview: string[];
+  /** Whether a trial was made and answered. */
+  tried: boolean;
 }
 
 /** The user's answer to a step that waits for approval. */
@@ -130,6 +161,16 @@ export interface INotebookDriver {
   insert(code: string, origin: IStepOrigin, afterId: string | null): string;
   /** Run the cell through the notebook's own kernel connection; what it left. */
   run(cellId: string): Promise<IRunOutcome>;
+  /**
+   * Evaluate a step's trial `expression` silently in the kernel (nothing shown, no history):
+   * its report, or the error that kept it from starting.
+   */
+  trial(expression: string): Promise<TrialOutcome>;
+  /**
+   * Evaluate the guard's `expression` silently, so the next run of the step's code is
+   * guarded; whether the kernel armed it.
+   */
+  arm(expression: string): Promise<boolean>;
   /** The outputs of an existing cell (a 1-based position or an id) as text for the model. */
   readCell(cell: string): Promise<string>;
   /**

@@ -47,6 +47,23 @@ export interface IStepEvent {
   needsApproval: boolean;
   /** Why approval is asked (e.g. "writes files"), for policy "risky". */
   reasons: string[];
+  /**
+   * The expression that tries the code in a confined copy of the kernel first ('' when no
+   * trial is asked for): its report goes to `agent/trial`, which decides whether it asks.
+   */
+  trial: string;
+}
+
+/** What a step's confined trial saw, as the history keeps it. */
+export interface ITrialRecord {
+  /** How the trial ended: "ran", "timeout", "crashed" or "unavailable". */
+  status: string;
+  /** Why it asked ("tried to write out.csv"); empty when the trial cleared it. */
+  concerns: string[];
+  /** What it would show and change ("prints: 42", "creates total (int: 42)"). */
+  preview: string[];
+  /** Whether the step then ran without asking. */
+  ran: boolean;
 }
 
 /** Agent turns: the server received a step's result; its one-line summary. */
@@ -77,6 +94,29 @@ export interface IStepRecord {
   cell_id: string;
   /** One line. */
   outcome: string;
+  /** What its trial saw (null: no trial was made). */
+  trial?: ITrialRecord | null;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter(v => typeof v === 'string') : [];
+}
+
+/** A recorded trial, or null when `value` is not one. */
+export function trialRecord(value: unknown): ITrialRecord | null {
+  if (!value || typeof value !== 'object') {
+    return null;
+  }
+  const v = value as { [key: string]: unknown };
+  if (typeof v.status !== 'string') {
+    return null;
+  }
+  return {
+    status: v.status,
+    concerns: strings(v.concerns),
+    preview: strings(v.preview),
+    ran: v.ran === true
+  };
 }
 
 /** The op of each built-in tool, for a server that sent kinds only. */
@@ -98,7 +138,8 @@ export function stepRecords(value: unknown): IStepRecord[] {
       title: str(v.title),
       code: str(v.code),
       cell_id: str(v.cell_id),
-      outcome: str(v.outcome)
+      outcome: str(v.outcome),
+      trial: trialRecord(v.trial)
     }));
 }
 
@@ -128,9 +169,8 @@ export function stepEvent(d: { [key: string]: unknown }): IStepEvent | null {
     purpose: str(d.purpose),
     cell: str(d.cell),
     needsApproval: d.needs_approval === true,
-    reasons: Array.isArray(d.reasons)
-      ? d.reasons.filter(r => typeof r === 'string')
-      : []
+    reasons: strings(d.reasons),
+    trial: str(d.trial)
   };
 }
 

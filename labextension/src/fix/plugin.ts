@@ -26,10 +26,17 @@ import {
 } from '@jupyterlab/ui-components';
 
 import { IChatExtension } from '../chat/tokens';
+import { armGuard, kernelTrial, TrialOutcome } from '../common/kernelTrial';
 import { requestSha256 } from '../contract';
-import { IFixProposal, IFixRequest, requestFix } from './client';
+import {
+  IFixProposal,
+  IFixRequest,
+  requestFix,
+  requestFixTrial
+} from './client';
 import { cellError, errorBarOf, followErrors } from './errorBar';
 import { cellLabel, findDefiningCells, ICellCode, similarCell } from './logic';
+import { proposedSource } from './proposal';
 import {
   applyProposal,
   claim,
@@ -90,12 +97,68 @@ function say(cell: Cell, text: string): void {
   }
 }
 
+/** A line about the cell where the user looks: its error bar, else a notification. */
+function tell(cell: Cell, text: string): void {
+  const bar = errorBarOf(cell);
+  if (bar) {
+    bar.setStatus(text, false);
+  } else if (text) {
+    Notification.info(text, { autoClose: 6000 });
+  }
+}
+
+/**
+ * **Accept and run** of a proposal the analysis could not prove harmless (already accepted):
+ * try it in a confined copy of the kernel; run it, guarded, only if the server's decision on
+ * the trial says so, else say why it waits.
+ */
+async function runAfterTrial(
+  panel: NotebookPanel,
+  cell: Cell,
+  proposal: IFixProposal,
+  context: unknown
+): Promise<void> {
+  const kernel = panel.sessionContext.session?.kernel;
+  if (!kernel || !proposal.trial) {
+    tell(cell, 'Accepted, not run: the notebook has no kernel.');
+    return;
+  }
+  tell(cell, 'Accepted; trying it in a confined copy of the kernel…');
+  let outcome: TrialOutcome;
+  try {
+    outcome = await kernelTrial(kernel, proposal.trial);
+  } catch (error) {
+    outcome = { failure: { ename: 'Error', evalue: (error as Error).message } };
+  }
+  try {
+    const decided = await requestFixTrial({
+      code: proposedSource(proposal),
+      ...outcome,
+      ...(context ? { context } : {})
+    });
+    if (!decided.run) {
+      tell(cell, `Accepted, not run: ${decided.why}.`);
+      return;
+    }
+    if (decided.guard && !(await armGuard(kernel, decided.guard))) {
+      tell(cell, 'Accepted, not run: the kernel could not arm the guard.');
+      return;
+    }
+  } catch (error) {
+    tell(cell, `Accepted, not run: ${(error as Error).message}`);
+    return;
+  }
+  tell(cell, '');
+  await NotebookActions.runCells(panel.content, [cell], panel.sessionContext);
+}
+
 /** Show a proposal as a diff in its cell; the cell must already be claimed. */
 function review(
   panel: NotebookPanel,
   cell: Cell,
   proposal: IFixProposal,
-  asked: Cell = cell
+  asked: Cell = cell,
+  context: unknown = null
 ): void {
   const before = cell.model.sharedModel.getSource();
   const id = cell.model.id;
@@ -116,7 +179,9 @@ function review(
       return;
     }
     close();
-    if (choice === 'run') {
+    if (choice === 'run' && proposal.trial) {
+      void runAfterTrial(panel, cell, proposal, context);
+    } else if (choice === 'run') {
       void NotebookActions.runCells(
         panel.content,
         [cell],
@@ -146,9 +211,10 @@ async function propose(
   const bar = errorBarOf(cell);
   bar?.setStatus('Asking the model…');
   let proposal: IFixProposal;
+  // The chat's snapshot, as its settings say (none without the chat).
+  let context: unknown = null;
   try {
-    // The chat's snapshot, as its settings say (none without the chat).
-    const context = chat ? await chat.snapshot().catch(() => null) : null;
+    context = chat ? await chat.snapshot().catch(() => null) : null;
     proposal = await requestFix({
       notebook: panel.context.path,
       ...body,
@@ -182,7 +248,7 @@ async function propose(
     release(changed.model.id);
     return;
   }
-  review(panel, changed, proposal, cell);
+  review(panel, changed, proposal, cell, context);
 }
 
 /** Fix / Explain / Edit with AI and the chat's Apply to cell. */
