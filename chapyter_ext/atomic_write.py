@@ -1,6 +1,7 @@
 """Writing a user's file so that it is never half written: a temporary file beside it, then a
 rename. Every writer of a notebook goes through :func:`write_notebook` (or
-:func:`write_bytes` for other files).
+:func:`write_bytes` for other files), which also takes the configured secrets out of its
+outputs first (:func:`chapyter_ext.redact.redact_outputs`): a notebook on disk holds none.
 
 The rules, and why:
 
@@ -29,7 +30,10 @@ import contextlib
 import os
 import stat
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .redact import OutputRedaction, Redactor
 
 __all__ = ["UnsafeTargetError", "check_target", "write_bytes", "write_notebook"]
 
@@ -96,17 +100,24 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     _fsync_folder(folder)
 
 
-def write_notebook(nb: Any, path: str | os.PathLike[str]) -> None:
-    """Write the notebook ``nb`` to ``path`` as :func:`nbformat.write` would, atomically.
+def write_notebook(nb: Any, path: str | os.PathLike[str], *, redactor: Redactor) -> OutputRedaction:
+    """Write the notebook ``nb`` to ``path`` as :func:`nbformat.write` would, atomically, with
+    ``redactor``'s secrets replaced in its outputs (in ``nb`` too); what was replaced.
 
-    The notebook is serialised first, so one that cannot be leaves the file untouched.
+    ``redactor`` is the writer's: built from the settings that hold its keys, so that what a
+    step printed with them never reaches the file. The notebook is serialised first, so one
+    that cannot be leaves the file untouched.
     """
     import nbformat
 
+    from .redact import redact_outputs
+
+    replaced = redact_outputs(nb, redactor)
     text = nbformat.writes(nb)
     if not text.endswith("\n"):
         text += "\n"
     write_bytes(path, text.encode("utf-8"))
+    return replaced
 
 
 def _fsync_folder(folder: str) -> None:

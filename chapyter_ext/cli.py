@@ -7,28 +7,54 @@ import argparse
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .redact import Redactor
 
 
 def _check(args: argparse.Namespace) -> int:
     from .notebook_check import check_paths, summary_line
 
-    findings, read = check_paths(args.notebooks, strict=args.strict, orphans=args.orphans)
+    what = {"secrets": not args.no_secrets, "links": not args.secrets_only}
+    findings, read = check_paths(args.notebooks, strict=args.strict, orphans=args.orphans, **what)
     for finding in findings:
         print(finding)
-    print(summary_line(findings, read))
+    print(summary_line(findings, read, **what))
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 
+def _kernel_redactor() -> Redactor:
+    """The keys and header values of the settings the notebook's kernel reads (environment,
+    IPython profile): no output a command writes may show them."""
+    from .agent.headless import load_settings
+    from .endpoints import kernel_registry
+    from .redact import Redactor
+
+    settings = load_settings()
+    found = [*kernel_registry(settings).secrets(), settings.api_key]
+    return Redactor([*found, *settings.extra_headers.values()])
+
+
 def _regenerate(args: argparse.Namespace) -> int:
+    from traitlets import TraitError
+
+    from .agent.headless import AgentRunError
+    from .endpoints import EndpointConfigError
     from .replay import RegenerateError, regenerate_file
 
     try:
+        redactor = _kernel_redactor()
         report = regenerate_file(
-            args.notebook, args.output, timeout=args.timeout, kernel_name=args.kernel
+            args.notebook,
+            args.output,
+            redactor=redactor,
+            timeout=args.timeout,
+            kernel_name=args.kernel,
         )
-    except RegenerateError as err:
+    except (RegenerateError, AgentRunError, EndpointConfigError, TraitError) as err:
         print(f"chapyter-ext regenerate: {err}", file=sys.stderr)
         return 1
     for line in report.lines():
@@ -59,6 +85,8 @@ def _agent(args: argparse.Namespace) -> int:
         print("chapyter-ext agent: interrupted (SIGINT); the file is unchanged.", file=sys.stderr)
         return 128 + signal.SIGINT
     # The steps were printed as they happened.
+    if run.redacted:
+        print(f"chapyter-ext agent: {run.redacted}")
     if run.interrupted:
         # The shell's convention for a process ended by a signal: 128 + its number.
         where = f"Wrote {run.written}." if run.written else "The file is unchanged."
@@ -153,12 +181,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser(
         "check",
-        help="check that every %%ai prompt has its generated cell, up to date",
-        description="List AI cells that are out of step with their prompts, as "
-        "'path:cell N (id): severity: message' lines and a summary. Exits 1 on any error. "
-        "Errors: a prompt without a generated cell; a generated cell whose prompt changed "
-        "(request or model). Warnings (errors with --strict): generated code edited by hand; "
-        "a copied generated cell; with --orphans, a generated cell whose prompt is gone.",
+        help="check that every %%ai prompt has its generated cell, up to date, and that no "
+        "output holds a secret",
+        description="List AI cells that are out of step with their prompts, and secrets the "
+        "notebooks hold, as 'path:cell N (id): severity: message' lines and a summary. Exits 1 "
+        "on any error. Errors: a prompt without a generated cell; a generated cell whose "
+        "prompt changed (request or model); a secret in an output, an attachment or a source "
+        "(API keys such as sk-..., ghp_..., xoxb-..., AWS access key ids, JWTs, private key "
+        "blocks, key-like values given to names such as token or password), named by its kind "
+        "and length, never shown. Warnings (errors with --strict): generated code edited by "
+        "hand; a copied generated cell; with --orphans, a generated cell whose prompt is gone.",
     )
     check.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help=".ipynb files")
     check.add_argument(
@@ -169,6 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also report generated cells whose %%ai prompt was deleted",
     )
+    only = check.add_mutually_exclusive_group()
+    only.add_argument(
+        "--secrets-only", action="store_true", help="look for secrets only, not at AI cells"
+    )
+    only.add_argument("--no-secrets", action="store_true", help="do not look for secrets")
     check.set_defaults(run=_check)
 
     regenerate = commands.add_parser(
@@ -177,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Execute NOTEBOOK top to bottom with every %%ai cell asking the model "
         "again (CHAPYTER_REGENERATE=1 in the kernel); each answer replaces its generated cell "
         "(or is inserted below the prompt), with provenance, and runs. Hand-edited generated "
-        "cells are kept. Needs the endpoint and key, like JupyterLab.",
+        "cells are kept. Needs the endpoint and key, like JupyterLab. An output showing a "
+        "configured key or header value is written as <redacted>.",
     )
     regenerate.add_argument("notebook", metavar="NOTEBOOK")
     regenerate.add_argument(
@@ -205,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Ctrl-C or SIGTERM stops the turn: a running cell is interrupted, the cells that ran "
         "are written with a note saying what was interrupted (none ran: nothing is written), "
         "and it exits 130 (SIGINT) or 143 (SIGTERM). The notebook must not be a symbolic "
-        "link: the file is replaced atomically, never written through a link.",
+        "link: the file is replaced atomically, never written through a link. An output "
+        "showing a configured key or header value is written as <redacted>.",
     )
     agent.add_argument("notebook", metavar="NOTEBOOK")
     agent.add_argument("question", metavar="QUESTION")

@@ -36,6 +36,8 @@ from .config_values import (
     SecretValues,
     check_setting,
     from_env,
+    served_environment,
+    variables_holding,
 )
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -246,6 +248,30 @@ class Chapyter(Configurable):
         "kernel's data it starts with is shared with the kernel, not copied or counted.",
     )
 
+    # -- Where a kernel's key is
+    kernel_keys = Bool(
+        False,
+        config=True,
+        help="Server setting: give kernels the endpoint's key, as before. By default a kernel the "
+        "server starts gets no key (nor any variable holding a configured secret) but a "
+        "credential good only for the server's model route while it runs. True for notebooks "
+        "whose own code calls a model SDK with the key; %ai status then says so.",
+    )
+
+    secret_names = List(
+        Unicode(),
+        config=True,
+        help="Environment variables holding secrets beyond those named like one (*KEY*, *TOKEN*, "
+        '*SECRET*, *PASSWORD*): names or patterns, e.g. ["MYCORP_*"]. Under risky, model code '
+        "reading one asks. Variables holding the configured key or a header value count too.",
+    )
+
+    def secret_variables(self) -> tuple[str, ...]:
+        """The names the approval analysis treats as secrets beyond the redactor's rule:
+        ``secret_names``, and the variables of this process holding a configured secret."""
+        held = variables_holding([self.api_key, *self.extra_headers.values()])
+        return (*self.secret_names, *held)
+
     # -- Inline completion (ghost text)
     inline_completion = Bool(
         True,
@@ -433,7 +459,9 @@ class Chapyter(Configurable):
 
     @default("model")
     def _default_model(self) -> str:
-        return from_env("model", "CHAPYTER_MODEL") or DEFAULT_MODEL
+        # A kernel of a server that holds the key: the server's default model.
+        served = os.environ.get("CHAPYTER_SERVER_MODEL", "") if served_environment() else ""
+        return from_env("model", "CHAPYTER_MODEL") or served or DEFAULT_MODEL
 
     @default("batch_mode")
     def _default_batch_mode(self) -> str:
@@ -442,11 +470,22 @@ class Chapyter(Configurable):
 
     @default("base_url")
     def _default_base_url(self) -> str:
+        if served_environment():  # a kernel of a server that holds the key: its model route
+            return URL(from_env("base_url", "CHAPYTER_SERVER_URL"))
         return URL(from_env("base_url", "OPENAI_BASE_URL"))
 
     @default("api_key")
     def _default_api_key(self) -> str:
+        if served_environment():  # the kernel's credential for that route, never the endpoint's key
+            return Secret(os.environ.get("CHAPYTER_KERNEL_TOKEN", ""))
         return Secret(from_env("api_key", "OPENAI_API_KEY"))
+
+    @property
+    def served(self) -> bool:
+        """Whether this kernel calls models through the Jupyter server that started it (it
+        holds a credential for the server's model route, not the endpoint's key)."""
+        route = os.environ.get("CHAPYTER_SERVER_URL", "")
+        return served_environment() and self.base_url == URL(route)
 
     @property
     def effective_base_url(self) -> str:

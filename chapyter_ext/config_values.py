@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -222,3 +223,16 @@ def from_env(name: str, variable: str) -> str:
     if problem:
         raise TraitError(f"Chapyter.{name} {problem} (from ${variable}).")
     return value
+
+
+def served_environment() -> bool:
+    """Whether the environment is that of a kernel whose server holds the key and gave it a
+    credential for its model route (``chapyter_ext.server.kernel_access``)."""
+    return bool(os.environ.get("CHAPYTER_SERVER_URL") and os.environ.get("CHAPYTER_KERNEL_TOKEN"))
+
+
+def variables_holding(secrets: Iterable[str]) -> list[str]:
+    """The names of this process's environment variables whose values hold one of ``secrets``
+    (those of 8 characters or more)."""
+    wanted = [s for s in secrets if len(s) >= 8]
+    return sorted(n for n, v in os.environ.items() if any(s in v for s in wanted))

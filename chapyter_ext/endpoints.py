@@ -122,6 +122,7 @@ class ModelRegistry:
         default: str,
         *,
         local: LocalModelServer | None = None,
+        served_local: bool = False,
     ) -> None:
         from .local_model import LOCAL_MODEL_NAME
 
@@ -133,6 +134,9 @@ class ModelRegistry:
         self.default = default
         #: The bundled local model's server, behind the entry named LOCAL_MODEL_NAME.
         self.local = local if LOCAL_MODEL_NAME in self._endpoints else None
+        #: A kernel's one entry is the Jupyter server's model route, and the bundled model
+        #: answers behind it (the server said so): its profile, without a server of its own.
+        self.served_local = served_local
 
     @classmethod
     def from_config(
@@ -173,7 +177,10 @@ class ModelRegistry:
         return name in self._endpoints
 
     def is_local(self, name: str | None) -> bool:
-        """Whether ``name`` (or the default, for an empty one) is the bundled local model."""
+        """Whether ``name`` (or the default, for an empty one) is the bundled local model
+        (here, or behind the server's model route)."""
+        if self.served_local and self._name(name) == self.default:
+            return True
         return self.local is not None and self._name(name) == self._local_name()
 
     def model_name(self, name: str | None, *, model: str | None = None) -> str:
@@ -248,7 +255,9 @@ class ModelRegistry:
         return name or self.default
 
     def _local_behind(self, name: str) -> LocalModelServer | None:
-        return self.local if self.is_local(name) else None
+        if self.local is not None and self._name(name) == self._local_name():
+            return self.local
+        return None
 
     def _local_name(self) -> str:
         from .local_model import LOCAL_MODEL_NAME
@@ -262,7 +271,15 @@ class ModelRegistry:
 
 
 def kernel_registry(settings: Chapyter) -> ModelRegistry:
-    """The kernel's endpoints: the one of ``settings``, or the bundled local model."""
+    """The kernel's endpoints: the Jupyter server's model route when the server that started
+    the kernel holds the key (``Chapyter.served``), else the one of ``settings``, or the
+    bundled local model."""
+    if settings.served:
+        import os
+
+        endpoint = Endpoint.from_settings(settings)
+        local = os.environ.get("CHAPYTER_SERVER_LOCAL") == "1"
+        return ModelRegistry({endpoint.model: endpoint}, endpoint.model, served_local=local)
     return ModelRegistry.from_config({}, "", settings)
 
 
@@ -291,11 +308,30 @@ def describe_endpoint(settings: Chapyter) -> list[str]:
                 else []
             ),
         ]
-    key = "set" if s.api_key else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
+    if s.served:
+        local = " (the bundled local model answers there)" if registry.served_local else ""
+        lines = [
+            f"endpoint: the Jupyter server's model route ({s.endpoint_host}){local}",
+            f"model:    {s.model}",
+            "api key:  none in this kernel: the server calls the model with its own key "
+            "(setting: Chapyter.kernel_keys)",
+            "path:     through the Jupyter server that started this kernel",
+            f"context:  {context}",
+        ]
+        if s.locked:
+            lines.append(f"locked:   {', '.join(s.locked)} (by the administrator: Chapyter.locked)")
+        return lines
+    key = (
+        "set: this kernel holds the key"
+        if s.api_key
+        else "not set (OPENAI_API_KEY or %config Chapyter.api_key)"
+    )
     lines = [
         f"endpoint: {s.endpoint_host}",
         f"model:    {s.model}",
         f"api key:  {key}",
+        "path:     direct: this kernel calls the endpoint with its own settings (a kernel the "
+        "server did not start, or Chapyter.kernel_keys)",
         f"context:  {context}",
     ]
     if s.locked:

@@ -359,6 +359,7 @@ class AIMagics(Magics):
             known_functions=namespace_functions(namespace),
             known_types=namespace_types(namespace),
             trials=bool(settings.trials),
+            secret_names=settings.secret_variables(),
         )
         if chosen.action == RUN:
             return None

@@ -1,15 +1,20 @@
-"""``chapyter-ext check``: are the AI cells of a notebook in step with their prompts?
+"""``chapyter-ext check``: are the AI cells of a notebook in step with their prompts, and does
+the notebook hold a secret?
 
 Pure logic over notebooks as nbformat defines them (no kernel, no network), so it runs as a
 pre-commit hook in a fraction of a second. The link rules are the notebook contract's
 (``contract/``, the same as the JupyterLab frontend's ``contract/``, tested against shared
 vectors): a notebook the checker calls up to date is one whose prompts JupyterLab's Run All
-replays.
+replays. Secrets are the redactor's (:func:`~chapyter_ext.redact.find_secrets`: key shapes,
+key-like values under secret names), looked for where a committed notebook shows them: every
+textual output, attachments and sources; a report names the kind and length, never the value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +38,17 @@ from .contract import (
     request_sha256,
     validate_stored_chat,
 )
+from .redact import find_secrets
+from .tracebacks import strip_ansi
 
-__all__ = ["Finding", "check_notebook", "check_paths", "read_notebook", "summary_line"]
+__all__ = [
+    "Finding",
+    "check_notebook",
+    "check_paths",
+    "check_secrets",
+    "read_notebook",
+    "summary_line",
+]
 
 
 # -- the checker -------------------------------------------------------------------------------
@@ -58,9 +72,16 @@ class Finding:
 
 
 def check_notebook(
-    nb: Any, path: str = "<notebook>", *, strict: bool = False, orphans: bool = False
+    nb: Any,
+    path: str = "<notebook>",
+    *,
+    strict: bool = False,
+    orphans: bool = False,
+    secrets: bool = True,
+    links: bool = True,
 ) -> list[Finding]:
-    """Every problem of one notebook's AI cells, in cell order.
+    """Every problem of one notebook, in cell order: its AI cells' (``links``) and, with
+    ``secrets``, the secrets it holds (:func:`check_secrets`).
 
     Errors: a prompt whose ``%%ai`` line cannot be read; a prompt with no generated cell; a
     generated cell whose prompt changed (another request, or another model named on the magic
@@ -72,6 +93,14 @@ def check_notebook(
     and is not an edit by hand. The notebook's own metadata comes first: a chat saved in it that
     does not follow the schema is an error, a malformed ``notebook_id`` a warning.
     """
+    found = _link_findings(nb, path, strict, orphans) if links else []
+    if secrets:
+        found += [(f.cell - 1 if f.cell else -1, f) for f in check_secrets(nb, path)]
+    found.sort(key=lambda item: item[0])  # stable: a cell's link findings first
+    return [finding for _, finding in found]
+
+
+def _link_findings(nb: Any, path: str, strict: bool, orphans: bool) -> list[tuple[int, Finding]]:
     cells = list(nb.get("cells", []))
     soft = "error" if strict else "warning"
     found: list[tuple[int, Finding]] = []
@@ -123,8 +152,7 @@ def check_notebook(
         elif orphans:
             add(index, soft, "generated cell whose %%ai prompt is gone")
 
-    found.sort(key=lambda item: item[0])
-    return _notebook_findings(nb, path, soft) + [finding for _, finding in found]
+    return [(-1, finding) for finding in _notebook_findings(nb, path, soft)] + found
 
 
 #: Problems of a stored chat reported one by one; the rest are counted.
@@ -212,9 +240,15 @@ def read_notebook(path: str) -> Any:
 
 
 def check_paths(
-    paths: Iterable[str], *, strict: bool = False, orphans: bool = False
+    paths: Iterable[str],
+    *,
+    strict: bool = False,
+    orphans: bool = False,
+    secrets: bool = True,
+    links: bool = True,
 ) -> tuple[list[Finding], int]:
-    """Check notebook files; returns the findings and how many notebooks were read."""
+    """Check notebook files (see :func:`check_notebook`); returns the findings and how many
+    notebooks were read."""
     findings: list[Finding] = []
     read = 0
     for path in paths:
@@ -225,12 +259,16 @@ def check_paths(
             findings.append(Finding(path, "error", f"not a readable notebook: {reason}"))
             continue
         read += 1
-        findings.extend(check_notebook(nb, path, strict=strict, orphans=orphans))
+        findings.extend(
+            check_notebook(nb, path, strict=strict, orphans=orphans, secrets=secrets, links=links)
+        )
     return findings, read
 
 
-def summary_line(findings: Sequence[Finding], notebooks: int) -> str:
-    """The last line of the report."""
+def summary_line(
+    findings: Sequence[Finding], notebooks: int, *, secrets: bool = True, links: bool = True
+) -> str:
+    """The last line of the report (``secrets``, ``links``: what was checked)."""
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
 
@@ -238,8 +276,103 @@ def summary_line(findings: Sequence[Finding], notebooks: int) -> str:
         return f"{n} {word}{'s' * (n != 1)}"
 
     if not findings:
-        return f"chapyter-ext check: {count(notebooks, 'notebook')}, AI cells up to date."
+        checked = ["AI cells up to date"] * links + ["no secrets found"] * secrets
+        return f"chapyter-ext check: {count(notebooks, 'notebook')}, {', '.join(checked)}."
     return (
         f"chapyter-ext check: {count(notebooks, 'notebook')}, "
         f"{count(errors, 'error')}, {count(warnings, 'warning')}."
     )
+
+
+# -- secrets a notebook holds ------------------------------------------------------------------
+
+#: Secrets reported one by one in a cell; the rest are counted.
+MAX_SECRETS_PER_CELL = 3
+#: Output values nbformat stores as text (the rest, images, PDFs, audio, are base64: a secret
+#: shape found in them would be chance).
+_TEXT_MIME_ENDS = ("json", "+xml", "javascript", "latex", "yaml")
+#: An image inlined in HTML or Markdown (``data:image/png;base64,…``): base64, not a secret.
+_DATA_URI = re.compile(r"data:[\w.+/-]*;base64,[A-Za-z0-9+/=\s]*")
+_ADVICE = {
+    "source": "read it from the environment instead",
+    "output": "clear the output",
+    "attachment": "remove the attachment",
+}
+
+
+def check_secrets(nb: Any, path: str = "<notebook>") -> list[Finding]:
+    """Secrets a notebook holds, as errors in cell order: in every output a reader sees (a
+    stream's text, every textual value of a result or display, an error's name, value and
+    traceback), in a cell's attachments and in its source. Each distinct secret once per cell,
+    named by where it is, its kind and its length (``output 2 (stream) holds a secret (GitHub
+    token: ghp_…(40 chars))``), never its value."""
+    findings: list[Finding] = []
+    for index, cell in enumerate(nb.get("cells") or []):
+        if not isinstance(cell, dict):
+            continue
+        seen: set[str] = set()
+        found: list[str] = []
+        for where, text in _cell_texts(cell):
+            for secret in find_secrets(text):
+                value = text[secret.start : secret.end]
+                if value not in seen:
+                    seen.add(value)
+                    advice = _ADVICE[where.split(" ", 1)[0]]
+                    found.append(
+                        f"{where} holds a secret ({secret.kind}: {secret.shown}): {advice}"
+                    )
+        cell_id = cell.get("id") if isinstance(cell.get("id"), str) else None
+        for message in found[:MAX_SECRETS_PER_CELL]:
+            findings.append(Finding(path, "error", message, index + 1, cell_id))
+        if len(found) > MAX_SECRETS_PER_CELL:
+            more = f"{len(found) - MAX_SECRETS_PER_CELL} more secrets in this cell"
+            findings.append(Finding(path, "error", more, index + 1, cell_id))
+    return findings
+
+
+def _cell_texts(cell: dict) -> Iterator[tuple[str, str]]:
+    """Where a cell's text is and the text, as a reader of the file sees it."""
+    yield "source", _joined(cell.get("source"))
+    attachments = cell.get("attachments")
+    for name, bundle in attachments.items() if isinstance(attachments, dict) else ():
+        for mime, value in bundle.items() if isinstance(bundle, dict) else ():
+            if _text_mime(mime):
+                yield f"attachment {name} ({mime})", _value_text(value)
+    outputs = cell.get("outputs")
+    for n, output in enumerate(outputs if isinstance(outputs, list) else (), 1):
+        if not isinstance(output, dict):
+            continue
+        kind = output.get("output_type")
+        if kind == "stream":
+            yield f"output {n} ({output.get('name') or 'stream'})", _joined(output.get("text"))
+        elif kind == "error":
+            parts = [output.get("ename"), output.get("evalue"), *(output.get("traceback") or [])]
+            yield (
+                f"output {n} (error)",
+                strip_ansi("\n".join(p for p in parts if isinstance(p, str))),
+            )
+        elif isinstance(output.get("data"), dict):
+            for mime, value in output["data"].items():
+                if _text_mime(mime):
+                    yield f"output {n} ({mime})", _value_text(value)
+
+
+def _text_mime(mime: Any) -> bool:
+    return isinstance(mime, str) and (mime.startswith("text/") or mime.endswith(_TEXT_MIME_ENDS))
+
+
+def _joined(value: Any) -> str:
+    """nbformat's multi-line text (a string, or a list of strings that a secret may straddle)."""
+    if isinstance(value, list):
+        return "".join(v for v in value if isinstance(v, str))
+    return value if isinstance(value, str) else ""
+
+
+def _value_text(value: Any) -> str:
+    """An output's value as text: multi-line text joined, a JSON value (``{"token": "…"}``) as
+    JSON; inlined images left out."""
+    text = _joined(value)
+    if not text and value is not None and not isinstance(value, str):
+        # Read as shown: a key split by an escaped newline, a quoted value, are whole again.
+        text = json.dumps(value, ensure_ascii=False).replace("\\n", "\n").replace('\\"', '"')
+    return _DATA_URI.sub("data:", text) if "base64," in text else text

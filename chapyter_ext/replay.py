@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .contract import (
     FRONTEND_MARKER,
@@ -36,6 +36,9 @@ from .contract import (
     prompt_metadata,
     read_generation_payload,
 )
+
+if TYPE_CHECKING:
+    from .redact import Redactor
 
 #: What a ``%%ai`` cell prints in a batch run instead of asking the model.
 REPLAY_LINE = (
@@ -139,6 +142,8 @@ class RegenerateReport:
     replaced: list[int] = field(default_factory=list)
     unchanged: list[int] = field(default_factory=list)
     kept_edited: list[int] = field(default_factory=list)
+    #: One line when outputs showed a configured secret, replaced before the file was written.
+    redacted: str | None = None
 
     def lines(self) -> list[str]:
         out = [f"{self.path}:cell {n}: kept, edited by hand" for n in self.kept_edited]
@@ -147,6 +152,8 @@ class RegenerateReport:
             f"{len(self.inserted)} inserted, {len(self.unchanged)} unchanged, "
             f"{len(self.kept_edited)} kept (edited by hand). Not reproducible: review the diff."
         )
+        if self.redacted:
+            out.append(f"chapyter-ext regenerate: {self.redacted}")
         return out
 
 
@@ -266,11 +273,13 @@ def regenerate_file(
     path: str,
     output: str | None = None,
     *,
+    redactor: Redactor,
     timeout: float = 600.0,
     kernel_name: str | None = None,
 ) -> RegenerateReport:
     """:func:`regenerate_notebook` on a file, written atomically to ``output`` (default: in
-    place; see :mod:`.atomic_write`)."""
+    place; see :mod:`.atomic_write`), with ``redactor``'s secrets (the keys the kernel is
+    configured with) replaced in its outputs."""
     import nbformat
 
     try:
@@ -282,9 +291,10 @@ def regenerate_file(
     from .atomic_write import write_notebook
 
     try:
-        write_notebook(nb, output or path)
+        replaced = write_notebook(nb, output or path, redactor=redactor)
     except OSError as err:  # a symlinked target is refused, a full disk...
         raise RegenerateError(f"cannot write {output or path}: {err}") from None
+    report.redacted = replaced.note(output or path) if replaced else None
     return report
 
 

@@ -114,3 +114,18 @@ def execute_request(
         reply = kc.get_shell_msg(timeout=timeout)
         if reply["parent_header"].get("msg_id") == msg_id:
             return Execution(reply=reply, outputs=outputs)
+
+
+def python3_notebook(path: Any, cells: list) -> Any:
+    """A notebook of ``cells`` with the python3 kernel, written to ``path`` (returned)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = cells
+    nbformat.write(nb, path)
+    return path

@@ -18,6 +18,7 @@ import pytest
 from chapyter_ext.contract import code_sha256
 from chapyter_ext.notebook_check import check_notebook
 from chapyter_ext.testing.openai_server import Reply
+from tests.kernel_harness import python3_notebook
 
 QUESTION = "What is the total of values times seven?"
 BROKEN = "total = sum(values) * seven\nprint(total)"
@@ -30,23 +31,10 @@ def fresh(server):
     server.default_reply = Reply(content="(the script ran out)")
 
 
-def write_notebook(path: Path, cells: list) -> Path:
-    """A notebook of ``cells`` with the python3 kernel, written to ``path``."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = cells
-    nbformat.write(nb, path)
-    return path
-
-
 @pytest.fixture
 def notebook(tmp_path) -> Path:
     """A notebook whose state the agent needs: `values` exists only once its cell has run."""
-    return write_notebook(
+    return python3_notebook(
         tmp_path / "numbers.ipynb",
         [
             nbformat.v4.new_markdown_cell("# Numbers"),
@@ -191,7 +179,7 @@ def test_risky_tries_a_guess_first_runs_it_guarded_or_refuses_what_it_tried(serv
         f"    def refresh(self):\n        open({str(target)!r}, 'w').write('x')\n"
         "store = Store()"
     )
-    path = write_notebook(tmp_path / "store.ipynb", [nbformat.v4.new_code_cell(store)])
+    path = python3_notebook(tmp_path / "store.ipynb", [nbformat.v4.new_code_cell(store)])
     original = path.read_bytes()
     server.script(
         Reply(tool_calls=[run_code("print(store.count())")]),

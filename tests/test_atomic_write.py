@@ -14,6 +14,10 @@ import nbformat
 import pytest
 
 from chapyter_ext.atomic_write import UnsafeTargetError, check_target, write_bytes, write_notebook
+from chapyter_ext.redact import Redactor
+
+#: A redactor given no secret: these tests are about the file, not what is in it.
+NOTHING = Redactor()
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions and links")
 
@@ -30,7 +34,7 @@ def names(folder: Path) -> list[str]:
 
 def test_writes_what_nbformat_writes(tmp_path):
     nb = notebook()
-    write_notebook(nb, tmp_path / "a.ipynb")
+    write_notebook(nb, tmp_path / "a.ipynb", redactor=NOTHING)
     nbformat.write(nb, tmp_path / "b.ipynb")
     assert (tmp_path / "a.ipynb").read_bytes() == (tmp_path / "b.ipynb").read_bytes()
     assert names(tmp_path) == ["a.ipynb", "b.ipynb"]
@@ -45,7 +49,7 @@ def test_an_existing_file_keeps_its_mode(tmp_path):
     assert path.read_bytes() == b"new"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     path.chmod(0o604)  # odd bits too; not the temporary file's 0600
-    write_notebook(notebook(), path)
+    write_notebook(notebook(), path, redactor=NOTHING)
     assert stat.S_IMODE(path.stat().st_mode) == 0o604
     assert names(tmp_path) == ["nb.ipynb"]
 
@@ -68,7 +72,7 @@ def test_a_symlinked_target_is_refused_and_left_alone(tmp_path):
     link = tmp_path / "nb.ipynb"
     link.symlink_to(victim)
     with pytest.raises(UnsafeTargetError, match="symbolic link"):
-        write_notebook(notebook(), link)
+        write_notebook(notebook(), link, redactor=NOTHING)
     assert link.is_symlink() and victim.read_text() == "precious"
     assert names(tmp_path) == ["elsewhere", "nb.ipynb"]
     dangling = tmp_path / "dangling.ipynb"
@@ -87,7 +91,7 @@ def test_links_planted_at_guessable_temporary_names_are_never_followed(tmp_path)
     path.write_text("old")
     for guess in (f".nb.ipynb.{os.getpid()}.tmp", ".nb.ipynb.tmp", "nb.ipynb.tmp"):
         (tmp_path / guess).symlink_to(victim)
-    write_notebook(notebook(), path)
+    write_notebook(notebook(), path, redactor=NOTHING)
     assert victim.read_text() == "precious"
     assert nbformat.read(path, as_version=4).cells[0].source == "x = 1"
     assert all((tmp_path / n).is_symlink() for n in names(tmp_path) if n.endswith(".tmp"))
@@ -119,7 +123,7 @@ def test_a_notebook_that_cannot_be_serialised_leaves_the_file(tmp_path):
     nb = notebook()
     nb.cells[0].source = object()  # not JSON
     with pytest.raises(TypeError):
-        write_notebook(nb, path)
+        write_notebook(nb, path, redactor=NOTHING)
     assert path.read_text() == "old"
     assert names(tmp_path) == ["nb.ipynb"]
 
@@ -134,7 +138,7 @@ def test_an_interrupt_mid_write_leaves_the_old_file_and_no_temporary(tmp_path, m
 
     monkeypatch.setattr(os, "fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        write_notebook(notebook(), path)
+        write_notebook(notebook(), path, redactor=NOTHING)
     monkeypatch.undo()
     assert path.read_text() == "old"
     assert names(tmp_path) == ["nb.ipynb"]

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -273,7 +274,7 @@ def test_cli_exit_codes_and_summary(tmp_path, capsys):
 
     assert main(["check", good]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "chapyter-ext check: 1 notebook, AI cells up to date."
+        "chapyter-ext check: 1 notebook, AI cells up to date, no secrets found."
     ]
     assert main(["check", good, edited_path]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -318,16 +319,15 @@ def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     )
 
 
-def test_pre_commit_hook_blocks_a_stale_notebook(tmp_path):
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "chapyter-ext-check"
-    assert hook["entry"] == "chapyter-ext check"
-    assert hook["types"] == ["jupyter"] and hook["language"] == "python"
-    # As a project that has chapyter-ext installed would use it: a local hook, same fields.
-    local = {**hook, "language": "system"}
+def hook_repo(
+    tmp_path: Path, hook: dict
+) -> tuple[Path, Callable[[str], subprocess.CompletedProcess]]:
+    """A git repository with ``hook`` installed as a project that has chapyter-ext installed
+    would use it (a local hook, same fields), and ``commit(message)`` of everything in it."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
+    local = {**hook, "language": "system"}
     (repo / ".pre-commit-config.yaml").write_text(
         yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]})
     )
@@ -349,6 +349,19 @@ def test_pre_commit_hook_blocks_a_stale_notebook(tmp_path):
             capture_output=True,
             text=True,
         )
+
+    return repo, commit
+
+
+def test_pre_commit_hook_blocks_a_stale_notebook(tmp_path):
+    hook, secrets_hook = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "chapyter-ext-check"
+    assert hook["entry"] == "chapyter-ext check"
+    assert secrets_hook["id"] == "chapyter-ext-secrets"
+    assert secrets_hook["entry"] == "chapyter-ext check --secrets-only"
+    for each in (hook, secrets_hook):
+        assert each["types"] == ["jupyter"] and each["language"] == "python"
+    repo, commit = hook_repo(tmp_path, hook)
 
     stale = clean()
     stale.cells[2].source = "%%ai\nsum the revenue per month"

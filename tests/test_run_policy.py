@@ -110,3 +110,22 @@ def test_a_bad_policy_is_one_line():
         Chapyter(run_policy="sometimes")
     assert Chapyter().run_policy == "never"
     assert Chapyter(run_policy="RISKY").run_policy == "risky"
+
+
+def test_risky_holds_a_read_of_a_configured_secret_variable(server, kernel):
+    """``Chapyter.secret_names`` (names or patterns) and any variable holding the configured
+    key are secrets to the analysis, whatever their names."""
+    setup = kernel.run(
+        "import os\n"
+        "os.environ['MYCORP_DSN'] = 'postgres://u:p@db/x'\n"
+        "os.environ['LLM_SETTING_A'] = 'sk-test-KERNEL-0123456789'"  # the kernel's key
+    )
+    assert setup.status == "ok", setup.error
+    ran, _ = generate(server, kernel, "dsn = os.environ['MYCORP_DSN']", "risky")
+    assert ran is True  # neither named like a secret nor configured: it runs
+    ran, line = generate(server, kernel, "k = os.environ['LLM_SETTING_A']", "risky")
+    assert ran is False and "reads a secret: os.environ['LLM_SETTING_A']" in line, line
+    assert kernel.run("%config Chapyter.secret_names = ['MYCORP_*']").status == "ok"
+    ran, line = generate(server, kernel, "dsn = os.environ['MYCORP_DSN']", "risky")
+    assert ran is False and "reads a secret: os.environ['MYCORP_DSN']" in line, line
+    assert kernel.run("%config Chapyter.secret_names = []").status == "ok"

@@ -60,6 +60,8 @@ class AgentRun:
     interrupted: str | None = None
     #: That signal's number (``SIGINT`` for a bare ``KeyboardInterrupt``).
     signal: int | None = None
+    #: One line when outputs showed a configured secret, replaced before the file was written.
+    redacted: str | None = None
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -169,8 +171,13 @@ def run_agent_file(
                 turn.cells.append(turn.note_cell(question, run.interrupted))
             nb.cells.extend(turn.cells)
             run.written = target
+            from ..redact import Redactor
+
+            # What a step printed with a configured key (or an MCP server's) stays out of it.
+            secrets = [*turn.secrets, *(turn.tools.secrets() if turn.tools is not None else ())]
             try:
-                write_notebook(nb, target)
+                replaced = write_notebook(nb, target, redactor=Redactor(secrets))
+                run.redacted = replaced.note(target) if replaced else None
             except OSError as err:
                 raise AgentRunError(f"cannot write {target}: {exception_line(err)}") from None
     return run
@@ -302,6 +309,7 @@ class _Turn:
             system_notes=notes,
             known_types=self.kernel.known_types(),
             trials=bool(self.settings.trials),
+            secret_names=self.settings.secret_variables(),
         )
         while True:
             action: Any = loop.halt()

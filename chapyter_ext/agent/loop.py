@@ -170,6 +170,7 @@ class AgentLoop:
         small: bool = False,
         known_types: Mapping[str, str] | None = None,
         trials: bool = False,
+        secret_names: Iterable[str] = (),
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -186,6 +187,8 @@ class AgentLoop:
         self.known_types = dict(known_types or {})
         #: Whether the driver can try unproven code in a confined copy of the kernel first.
         self.trials = trials
+        #: Environment variables that hold secrets beyond the redactor's rule (reading one asks).
+        self.secret_names = tuple(secret_names)
         self.limits = limits
         self.redact = redactor if redactor is not None else Redactor()
         self._clock = clock
@@ -315,6 +318,7 @@ class AgentLoop:
             self.known_functions,
             known_types=self.known_types,
             trials=self.trials,
+            secret_names=self.secret_names,
         )
         if decision.refused:
             return self._end(Halt(decision.refused))

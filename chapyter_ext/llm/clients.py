@@ -83,6 +83,30 @@ def sync_client(endpoint: Endpoint) -> Any:
     return client
 
 
+def _loop_http(openai: Any, loop: asyncio.AbstractEventLoop) -> Any:
+    """The running loop's HTTP client (the caller holds the lock)."""
+    for stale in [k for k, (ref, _) in _async_http.items() if _loop_gone(ref())]:
+        del _async_http[stale]  # its loop is closed: nothing left to close it with
+    http = _async_http.get(id(loop))
+    if http is None or http[0]() is not loop or getattr(http[1], "is_closed", False):
+        spare = _spare_async_http.pop() if _spare_async_http else None
+        if spare is None:
+            spare = _http_client(openai, asynchronous=True)
+        http = (weakref.ref(loop), spare)
+        _async_http[id(loop)] = http
+    return http[1]
+
+
+def async_http() -> Any:
+    """The running loop's pooled HTTP client (the SDK's), for requests sent as they are: the
+    server's model route relays kernels' calls through it."""
+    import openai
+
+    loop = asyncio.get_running_loop()
+    with _cache_lock:
+        return _loop_http(openai, loop)
+
+
 def async_client(endpoint: Endpoint) -> Any:
     # Async connections belong to one event loop: a client made on another loop is useless here.
     kwargs = _client_kwargs(endpoint)
@@ -96,16 +120,7 @@ def async_client(endpoint: Endpoint) -> Any:
     import openai
 
     with _cache_lock:
-        for stale in [k for k, (ref, _) in _async_http.items() if _loop_gone(ref())]:
-            del _async_http[stale]  # its loop is closed: nothing left to close it with
-        http = _async_http.get(id(loop))
-        if http is None or http[0]() is not loop or getattr(http[1], "is_closed", False):
-            spare = _spare_async_http.pop() if _spare_async_http else None
-            if spare is None:
-                spare = _http_client(openai, asynchronous=True)
-            http = (weakref.ref(loop), spare)
-            _async_http[id(loop)] = http
-        client = openai.AsyncOpenAI(**kwargs, http_client=http[1])
+        client = openai.AsyncOpenAI(**kwargs, http_client=_loop_http(openai, loop))
         _async_clients[key] = (weakref.ref(loop), client)
         while len(_async_clients) > _CLIENT_CACHE_SIZE:
             _async_clients.popitem(last=False)

@@ -27,9 +27,12 @@ class Endpoint:
     @classmethod
     def from_settings(cls, settings: Chapyter, *, model: str | None = None) -> Endpoint:
         """The endpoint described by a ``Chapyter`` settings object (``model`` overrides)."""
+        key = settings.api_key
+        if key.startswith("chapyter-kernel-") and not settings.served:
+            key = ""  # the server route's credential goes to that route only
         return cls(
             base_url=settings.effective_base_url,
-            api_key=settings.api_key,
+            api_key=key,
             model=model or settings.model,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,

@@ -7,9 +7,11 @@ can surface from httpx, json, pydantic or elsewhere); failures that never left t
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import logging
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +129,7 @@ def to_llm_error(
     log.debug("LLM call to %s failed: %s", endpoint.host, type(exc).__name__)
     import openai
 
+    endpoint = relayed_endpoint(exc, endpoint)
     host = endpoint.host
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     status = getattr(exc, "status_code", None)
@@ -179,6 +182,24 @@ def to_llm_error(
         # json.JSONDecodeError, pydantic's ValidationError and UnicodeDecodeError are ValueErrors.
         return bad_response(endpoint, "invalid JSON" if _is_json_error(exc) else "a broken body")
     return bad_response(endpoint, f"something unexpected ({type(exc).__name__})")
+
+
+#: The header the Jupyter server's model route names the endpoint it relayed to with
+#: (``chapyter_ext.server.model_proxy``), and what a host may look like there.
+RELAYED_HEADER = "x-chapyter-endpoint"
+_HOST = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,255}")
+
+
+def relayed_endpoint(exc: BaseException, endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` as the error names it: where the server's model route relayed the request
+    (a kernel's errors name the real endpoint, not its own Jupyter server), else itself."""
+    if not endpoint.base_url.rstrip("/").endswith("/chapyter-ext/v1"):
+        return endpoint
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    relayed = headers.get(RELAYED_HEADER, "") if headers is not None else ""
+    if not isinstance(relayed, str) or not _HOST.fullmatch(relayed):
+        return endpoint
+    return dataclasses.replace(endpoint, base_url=f"http://{relayed}/")
 
 
 def _status_error(exc: Any, status: int, endpoint: Endpoint, *, tries: str, what: str) -> LLMError:

@@ -49,6 +49,16 @@ process ids, threads, frames, tracing and audit hooks, ``gc``'s object lists, ``
 ``/proc`` paths and ``chapyter_ext`` itself inspect the process. Strings spelling a URL (folded
 from pieces too) open the network, except where they are printed, compared or searched.
 
+Reading a secret is no harm a trial can see, yet what is read goes on to outputs, the notebook
+on disk and the model, so it is ``KNOWN`` (:mod:`.secrets`): a secret-named environment
+variable (``os.environ['OPENAI_API_KEY']``, ``os.getenv('GITHUB_TOKEN')``, ``%env HF_TOKEN``,
+``!echo $DB_PASSWORD``; the redactor's rule, plus the caller's ``secret_names``), the whole
+environment or a variable whose name only a run tells (``dict(os.environ)``, ``%env``,
+``!env``), a credentials file (``.env``, ``~/.aws/credentials``, ``Path.home() / '.ssh' /
+'id_rsa'``, spelled or joined) and secret stores (``dotenv``, ``keyring``, notebook secrets).
+Reading other variables (``os.getenv('HOME')``) and asking whether one is set (``'X' in
+os.environ``) stay quiet.
+
 Limits: what only a run can tell stays ``LIKELY`` or ``UNPROVEN_LEVEL`` for the trial (a method
 of an object whose type is not given, HTML made at run time, a callable from elsewhere); a call
 of a logger from an earlier cell is allowed whatever handlers that cell attached; a URL or name
@@ -60,9 +70,10 @@ is) and :mod:`.lists` (the data); :mod:`.tree` (reading the AST) and :mod:`.name
 dotted name or method is allowed, what a value or a known type holds); one cell's analysis as
 layers of one class, :mod:`.values` (pass 1), :mod:`.findings` (what is kept, and the walk),
 :mod:`.texts` (what strings spell), :mod:`.options` (settings: backends, renderers),
-:mod:`.checks` (pass 2), :mod:`.ipython` (magics, ``!cmd``) and :mod:`.calls` (the whole
-:class:`~.calls.Cell`); on top, :mod:`.decide` (``analyse``, ``classify`` and the policies),
-:mod:`.known` (the notebook's own functions and types) and :mod:`.consent` (trials).
+:mod:`.secrets` (reading the environment and secret stores), :mod:`.checks` (pass 2),
+:mod:`.ipython` (magics, ``!cmd``) and :mod:`.calls` (the whole :class:`~.calls.Cell`); on
+top, :mod:`.decide` (``analyse``, ``classify`` and the policies), :mod:`.known` (the
+notebook's own functions and types) and :mod:`.consent` (trials).
 """
 
 from __future__ import annotations
@@ -80,6 +91,7 @@ from .categories import (
     OWN_CALL,
     PROBES,
     PROCESSES,
+    SECRETS,
     SHELL,
     STATE,
     UNPROVEN,
@@ -120,6 +132,7 @@ __all__ = [
     "OWN_CALL",
     "PROBES",
     "PROCESSES",
+    "SECRETS",
     "SHELL",
     "STATE",
     "UNPROVEN",

@@ -39,6 +39,7 @@ from .names import (
     ruled,
     safe_method,
 )
+from .texts import PATH_JOINERS
 from .tree import is_super, literal, parse, truthy
 from .values import fold
 
@@ -163,6 +164,10 @@ class Cell(IPythonSyntax):
         """A module's function called: its rule, or the allow-list; which arguments it calls."""
         args, keywords = node.args, {k.arg: k.value for k in node.keywords}
         first = args[0] if args else keywords.get("expr", keywords.get("formula"))
+        if self.reads_env:
+            self.env_call(path, node)
+        if path in PATH_JOINERS and len(args) > 1:
+            self.joined_path(args, node)
         if self.setting_call(path, node):
             pass  # matplotlib.use('webagg'), plt.rc('backend', ...), pd.set_option(...)
         elif path in OPENERS:
@@ -209,6 +214,8 @@ class Cell(IPythonSyntax):
             self.flag(WRITES, node)
         elif name == "open":
             self.open_mode(node, {"path": 0, "file": 1}.get(base.kind))
+        elif name == "joinpath" and base.kind == "path" and isinstance(node.func, ast.Attribute):
+            self.joined_path([node.func.value, *args], node)
         elif name in ("query", "eval", "from_formula") and base.kind not in ("path", "file"):
             self.nested_expression(first, node, formula=name == "from_formula")
         elif name == "info" and keywords.get("buf") is not None:
@@ -251,7 +258,9 @@ class Cell(IPythonSyntax):
                 text = re.sub(r"[~:|]", "+", text).lstrip("+ ") or "0"
             parsed = parse(text)
             if parsed is not None:
-                nested = type(self)(parsed[0], self.found, self.known, self.types)
+                nested = type(self)(
+                    parsed[0], self.found, self.known, self.types, secret_names=self.secret_names
+                )
                 nested.plain = FORMULA_NAMES if formula else frozenset()
                 return nested.run(parsed[1])
         self.flag(OTHER_CODE, call)

@@ -14,6 +14,9 @@ OTHER_CODE = "runs other code"
 DYNAMIC = "looks names up at run time"
 STATE = "changes the session"
 PROCESSES = "starts or stops processes"
+#: A secret-named environment variable, the whole environment or a credentials file read
+#: (:mod:`.secrets`): a trial cannot see a read.
+SECRETS = "reads a secret"
 #: An attribute that decides whether TLS certificates are checked, set on any object (a
 #: ``requests`` session's ``verify``, an SSL context's ``check_hostname``).
 CERTIFICATES = "changes certificate checks"

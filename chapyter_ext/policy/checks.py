@@ -49,11 +49,11 @@ from .names import (
     safe_method,
     under,
 )
-from .options import Options
+from .secrets import Secrets
 from .tree import children
 
 
-class Checks(Options):
+class Checks(Secrets):
     """Pass 2 of one cell's analysis: every node checked, the first cause of each category kept
     in ``found`` (:mod:`.findings`); calls and IPython's syntax are the subclasses'
     (:mod:`.calls`, :mod:`.ipython`)."""
@@ -72,7 +72,9 @@ class Checks(Options):
     def use(self, held: Held, node: ast.AST, ctx: str) -> None:
         """A value read (``ctx`` "value") or handed over to be called ("func")."""
         kind, name = held.kind, held.name
-        if kind == "qual" and not allowed(canonical(name)):
+        if kind == "qual" and self.reads_env and self.env_use(name, node, ctx):
+            pass  # the environment, whole: its names only, or a secret read
+        elif kind == "qual" and not allowed(canonical(name)):
             self.refuse(name, node, "uses")
         elif kind == "builtin" and name in DYNAMIC_BUILTINS:
             self.flag(DYNAMIC, node)
@@ -186,8 +188,11 @@ class Checks(Options):
                     self.flag(WRITES, node)
                 else:
                     self.changed(base, node)
-        elif ctx == "value":
-            self.url(node)
+        else:
+            if self.reads_env:
+                self.env_item(node)
+            if ctx == "value":
+                self.url(node)
         self.check(node.value, "base")
         self.check(node.slice)
 

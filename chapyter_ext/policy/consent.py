@@ -93,9 +93,18 @@ def plan(
     known_functions: Iterable[str] = (),
     known_types: Mapping[str, str] | None = None,
     trials: bool = True,
+    secret_names: Iterable[str] = (),
 ) -> Plan:
-    """Step 1 (see the module); ``trials``: False when this kernel is known to have none."""
-    reasons = tuple(analyse(code, known_functions=known_functions, known_types=known_types))
+    """Step 1 (see the module); ``trials``: False when this kernel is known to have none;
+    ``secret_names``: extra secret variable names (:func:`~.decide.analyse`)."""
+    reasons = tuple(
+        analyse(
+            code,
+            known_functions=known_functions,
+            known_types=known_types,
+            secret_names=secret_names,
+        )
+    )
     if any(r.category == MAGIC_CALL for r in reasons):
         return Plan(ASK, policy, reasons, refused=MAGIC_REFUSAL)
     if policy == "never":

@@ -26,6 +26,7 @@ def analyse(
     *,
     known_functions: Iterable[str] = (),
     known_types: Mapping[str, str] | None = None,
+    secret_names: Iterable[str] = (),
 ) -> list[Reason]:
     """Why ``code`` may need approval, with how sure each reason is: one per category found,
     naming the first code found in it at its strongest level, in order ([] when the code is
@@ -35,9 +36,12 @@ def analyse(
     (:func:`~.known.defined_functions`); calling them is allowed. ``known_types``: what the
     notebook's names hold, ``"module.QualName"`` of a value's type or ``"module:<name>"`` for a
     module (:func:`~.known.namespace_types`); a name it types is checked precisely, one it does
-    not is an object of unknown type whose safe-sounding methods are ``LIKELY``."""
+    not is an object of unknown type whose safe-sounding methods are ``LIKELY``.
+    ``secret_names``: environment variables that hold secrets beyond those the redactor's rule
+    names (``OPENAI_API_KEY``, ``*_TOKEN``...), as names or shell-style patterns
+    (``MYCORP_*``); reading one, like reading any secret, is ``KNOWN``."""
     found: dict[str, Reason] = {}
-    Cell.classify_into(code, found, frozenset(known_functions), known_types)
+    Cell.classify_into(code, found, frozenset(known_functions), known_types, secret_names)
     return list(found.values())
 
 
@@ -46,10 +50,13 @@ def classify(
     *,
     known_functions: Iterable[str] = (),
     known_types: Mapping[str, str] | None = None,
+    secret_names: Iterable[str] = (),
 ) -> list[str]:
     """Why ``code`` may need approval where no trial decides: the one-line texts of
     :func:`analyse`'s reasons but the ``LIKELY`` ones (what a name-based guess allows)."""
-    reasons = analyse(code, known_functions=known_functions, known_types=known_types)
+    reasons = analyse(
+        code, known_functions=known_functions, known_types=known_types, secret_names=secret_names
+    )
     return [reason.text for reason in reasons if reason.level != LIKELY]
 
 
@@ -67,9 +74,12 @@ def approval(
     *,
     known_functions: Iterable[str] = (),
     known_types: Mapping[str, str] | None = None,
+    secret_names: Iterable[str] = (),
 ) -> tuple[bool, list[str]]:
     """``(needs_approval, reasons)`` for running ``code`` under ``policy``."""
-    reasons = classify(code, known_functions=known_functions, known_types=known_types)
+    reasons = classify(
+        code, known_functions=known_functions, known_types=known_types, secret_names=secret_names
+    )
     return needs_approval(policy, reasons), reasons
 
 
@@ -79,6 +89,7 @@ def hold_reason(
     *,
     known_functions: Iterable[str] = (),
     known_types: Mapping[str, str] | None = None,
+    secret_names: Iterable[str] = (),
 ) -> str | None:
     """Why ``code`` written by a model must wait for the user instead of running at once under
     ``policy`` (``Chapyter.run_policy``: "never", "risky" or "ask"), as one line; None: it may
@@ -87,5 +98,7 @@ def hold_reason(
         return None
     if policy == "ask":
         return "every answer waits for your review"
-    reasons = classify(code, known_functions=known_functions, known_types=known_types)
+    reasons = classify(
+        code, known_functions=known_functions, known_types=known_types, secret_names=secret_names
+    )
     return reasons[0] if reasons else None

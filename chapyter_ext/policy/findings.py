@@ -63,9 +63,11 @@ class Findings(Values):
         self.source, self.found = source, found
         self.lines: list[str] | None = None  # the source's lines, split when first needed
         self.quiet = 0  # > 0 where strings are shown or compared, not fetched
+        self.tree: ast.Module = ast.Module([], [])  # the cell's, once ``run``
 
     def run(self, tree: ast.Module) -> None:
         """Both passes over a parsed cell: what every name may hold, then every statement."""
+        self.tree = tree
         for node in walk(tree):
             if node.__class__ in BINDING:
                 self.bind_node(node)

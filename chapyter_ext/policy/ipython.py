@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..parsing.syntax import calls_ai_magic
 from .categories import (
@@ -67,16 +67,17 @@ class IPythonSyntax(Checks):
         found: dict[str, Reason],
         known: frozenset[str],
         types: Mapping[str, str] | None = None,
+        secret_names: Iterable[str] = (),
     ) -> None:
         """Add to ``found`` why ``code`` (a cell, or the Python of a magic) may need approval;
-        ``types``: what the notebook's names hold (``known_types`` of :func:`~.decide.analyse`).
-        """
+        ``types``: what the notebook's names hold (``known_types`` of :func:`~.decide.analyse`),
+        ``secret_names``: the caller's extra secret variable names."""
         if any(calls_ai_magic(line) for line in code.splitlines()):
             found.setdefault(MAGIC_CALL, Reason(MAGIC_CALL, MAGIC_CALL, KNOWN))
         try:
             parsed = parse(code)
             if parsed is not None:
-                cls(parsed[0], found, known, types).run(parsed[1])
+                cls(parsed[0], found, known, types, secret_names=secret_names).run(parsed[1])
         except RecursionError:
             text = f"nests too deeply to check, so it is {UNPROVEN}"
             found.setdefault(UNPROVEN, Reason(UNPROVEN, text, UNPROVEN_LEVEL))
@@ -93,6 +94,7 @@ class IPythonSyntax(Checks):
         args = [literal(a) for a in node.args]
         if func.attr in ("system", "getoutput"):
             command = args[0] if args and args[0] is not None else "…"
+            self.shell_secrets(command, f"!{command}")
             self.flag(INSTALLS if INSTALL_COMMAND.match(command) else SHELL, f"!{command}")
         elif func.attr in ("run_line_magic", "run_cell_magic") and args and None not in args:
             self.magic(args[0] or "", func.attr == "run_cell_magic", [a or "" for a in args[1:]])
@@ -111,7 +113,7 @@ class IPythonSyntax(Checks):
             self.flag(PROBES, shown)
         elif target.split(".")[0] not in CONFIG_CLASSES and target not in CONFIG_TRAITS:
             self.flag(STATE, shown)
-        self.classify_into(value.strip(), self.found, known, self.types)
+        self.magic_python(value.strip(), known)
 
     def magic(self, name: str, cell: bool, rest: list[str]) -> None:
         made = [
@@ -127,7 +129,10 @@ class IPythonSyntax(Checks):
         elif name in INSTALL_MAGICS:
             self.flag(INSTALLS, shown)
         elif name in SHELL_MAGICS:
+            self.shell_secrets(f"{line}\n{body}", shown)
             self.flag(SHELL, shown)
+        elif name == "env" and "=" not in line and len(words) < 2:
+            self.env_magic(line, shown)
         elif name in STATE_MAGICS or (name == "env" and ("=" in line or len(words) > 1)):
             self.flag(STATE, shown)
         elif name in VARIABLE_MAGICS:
@@ -149,7 +154,11 @@ class IPythonSyntax(Checks):
                 self.importable(module.lstrip("-"))
         elif name in PYTHON_MAGICS:
             if name != "capture":  # %%capture's line names a variable
-                self.classify_into(_without_options(line), self.found, known, self.types)
-            self.classify_into(body, self.found, known, self.types)
+                self.magic_python(_without_options(line), known)
+            self.magic_python(body, known)
         for expr in re.findall(r"\{([^{}]+)\}", "" if name in PYTHON_MAGICS else line):
-            self.classify_into(expr, self.found, known, self.types)  # IPython expands {expr}
+            self.magic_python(expr, known)  # IPython expands {expr}
+
+    def magic_python(self, code: str, known: frozenset[str]) -> None:
+        """The Python of a magic, classified into this cell's findings."""
+        self.classify_into(code, self.found, known, self.types, self.secret_names)

@@ -16,6 +16,7 @@ from .lists.functions import (
     ALLOWED,
     DENIED,
     EFFECT_NAME,
+    ENVIRONS,
     FOREIGN_ENDS,
     FOREIGN_MODULES,
     NETWORK_MODULES,
@@ -139,7 +140,8 @@ def ruled(path: str) -> str | None:
     """Module names allowed by a rule of ``module_call``, not by the allow-list."""
     if path.startswith(("statsmodels.formula.api.", "patsy.")) or path.endswith(".from_formula"):
         return "formula"
-    return "rule" if path in OPENERS or path in SETTING_KEYS or path == "numpy.load" else None
+    ruled_here = path in OPENERS or path in SETTING_KEYS or path in ENVIRONS
+    return "rule" if ruled_here or path == "numpy.load" else None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -149,6 +151,8 @@ def of_type(described: str) -> Held:
     read through :data:`~.lists.types.TYPE_KINDS` (longest prefix)."""
     if described.startswith("module:"):
         return Held("qual", described[len("module:") :])
+    if described == "os._Environ":  # ``env = os.environ`` in an earlier cell
+        return Held("qual", "os.environ")
     parts = described.split(".")
     for i in range(len(parts), 0, -1):
         kind = TYPE_KINDS.get(".".join(parts[:i]))

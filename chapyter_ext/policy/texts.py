@@ -1,15 +1,20 @@
 """What the strings of a cell spell (literal, or folded from pieces by :func:`~.values.fold`):
 a URL or content that fetches from another host when shown (the network), a format field that
 reaches a dunder (``'{0.__class__.__init__.__globals__}'.format(x)``), a ``/proc`` path (the
-process inspected). What shown content fetches is the one rule of :mod:`.remote_content`."""
+process inspected), a file that holds credentials (``'~/.aws/credentials'``, also joined from
+parts: ``Path.home() / '.ssh' / 'id_rsa'``; the redactor's rule,
+:func:`~chapyter_ext.redact.is_secret_file`). What shown content fetches is the one rule of
+:mod:`.remote_content`."""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from .categories import DYNAMIC, NETWORK, OTHER_CODE, PROBES
+from ..redact import is_secret_file
+from .categories import DYNAMIC, NETWORK, OTHER_CODE, PROBES, SECRETS
 from .findings import Findings
 from .levels import KNOWN, UNPROVEN_LEVEL
 from .lists.functions import ACTIVE_HTML, URL
@@ -31,6 +36,8 @@ _MARKUP = re.compile(r"<|url\s*\(|@import|\]\s*[(\[]|image-set|\\", re.IGNORECAS
 #: Run-time parts of a folded text (NUL) read as an address when they stand where one does.
 _UNKNOWN_ADDRESS = "//unknown.invalid/"
 _MIMES = ("text/html", "text/markdown", "text/css")
+#: Functions that join a path from parts (``os.path.join(home, '.config', 'gcloud')``).
+PATH_JOINERS = frozenset({"os.path.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 
 
 def fetches(text: str, mime: str) -> str | None:
@@ -66,8 +73,12 @@ class Texts(Findings):
             self.spelled(value, node)
 
     def c_text(self, node: ast.AST, ctx: str) -> None:
-        """A string made of pieces (``'ht' + 'tps://'``, an f-string)."""
-        if not isinstance(getattr(node, "op", ast.Add()), (ast.Div, ast.Sub)):
+        """A string made of pieces (``'ht' + 'tps://'``, an f-string), or a path joined with
+        ``/`` (``Path.home() / '.config' / 'gcloud'``: the one path)."""
+        op = getattr(node, "op", None)
+        if isinstance(op, ast.Div):
+            self.joined_path([node.left, node.right], node)  # type: ignore[attr-defined]
+        elif not isinstance(op, ast.Sub):
             self.url(node)
         for child in children(node):
             self.check(child)
@@ -92,7 +103,10 @@ class Texts(Findings):
 
     def spelled(self, text: str, node: ast.AST) -> None:
         """What a string spells, wherever it is: a format field reaching a dunder, a path of
-        ``/proc``; where it is not only shown or compared, a URL or fetching content."""
+        ``/proc``; where it is not only shown or compared, a URL, fetching content or a file
+        that holds credentials."""
+        if not self.quiet and is_secret_file(text):
+            self.flag(SECRETS, node)
         if "/" not in text and "{" not in text and "\\" not in text:
             return  # most strings: a column's name, a label, a format spec
         if "{" in text:
@@ -106,6 +120,17 @@ class Texts(Findings):
                 if fetches(text, mime) == KNOWN:
                     self.flag(NETWORK, node)
                     break
+
+    def joined_path(self, parts: Sequence[ast.AST], node: ast.AST) -> None:
+        """Parts of a path joined (``/``, ``os.path.join``, ``joinpath``): a credentials file?"""
+        if not self.quiet and is_secret_file("/".join(self.path_text(p) for p in parts)):
+            self.flag(SECRETS, node)
+
+    def path_text(self, node: ast.AST) -> str:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return f"{self.path_text(node.left)}/{self.path_text(node.right)}"
+        text = fold(node, self)
+        return "\x00" if text is None else text
 
     def format_fields(self, text: str, node: ast.AST) -> None:
         """``'{0.__class__}'.format(x)`` reads ``x.__class__``: a format field (or a template's)

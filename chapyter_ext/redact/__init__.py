@@ -14,29 +14,62 @@ which is what lets Python's ``re`` skip ahead instead of trying every position; 
 known key are found with a few ``str.find`` calls, never a regex. :class:`TokenRedactor` is the
 same policy for text that arrives in pieces (streamed replies).
 
-Layout, bottom up: :mod:`.names` (secret names, the values held under them, paths, ``REDACTED``),
-:mod:`.environment` (the environment's secrets), :mod:`.patterns` (secrets by shape and
-surroundings), :mod:`.fragments` (parts of known keys), :mod:`.redactor` (:class:`Redactor`,
-:func:`redact`, error lines and tracebacks), :mod:`.streams` (:class:`TokenRedactor`).
+What counts as a secret is decided here once and read elsewhere too: the approval analysis
+(:mod:`chapyter_ext.policy`) asks before code reads a secret-named environment variable
+(:func:`is_secret_env_name`) or a credentials file (:func:`is_secret_file`), and
+``chapyter-ext check`` finds secrets in a notebook's outputs (:func:`find_secrets`, over
+:data:`KEY_SHAPES`, the shapes the redactor replaces).
+
+Layout, bottom up: :mod:`.names` (secret names, the values held under them, credentials files,
+paths, ``REDACTED``), :mod:`.environment` (the environment's secrets, secret variable names),
+:mod:`.patterns` (secrets by shape and surroundings: replaced, or found), :mod:`.fragments`
+(parts of known keys), :mod:`.redactor` (:class:`Redactor`, :func:`redact`, error lines and
+tracebacks), :mod:`.streams` (:class:`TokenRedactor`),
+:mod:`.notebook` (:func:`redact_outputs`: a notebook's outputs before it is written).
 """
 
 from __future__ import annotations
 
-from .environment import env_secrets
-from .names import REDACTED, is_secret_name, secret_values
+from typing import Any
+
+from .environment import env_secrets, is_secret_env_name
+from .names import REDACTED, is_secret_file, is_secret_name, secret_values
+from .patterns import KEY_SHAPES, FoundSecret, KeyShape, find_secrets
 from .redactor import MAX_LINE, Redactor, one_line, redact, redact_traceback
 from .streams import TokenRedactor, hold_secret_starts
 
 __all__ = [
+    "KEY_SHAPES",
     "MAX_LINE",
     "REDACTED",
+    "REDACTED_MARKUP",
+    "CleanValues",
+    "FoundSecret",
+    "KeyShape",
+    "OutputRedaction",
     "Redactor",
     "TokenRedactor",
     "env_secrets",
+    "find_secrets",
     "hold_secret_starts",
+    "is_secret_env_name",
+    "is_secret_file",
     "is_secret_name",
     "one_line",
     "redact",
+    "redact_outputs",
     "redact_traceback",
     "secret_values",
 ]
+
+#: What :mod:`.notebook` gives, imported when first asked for (it needs ``dataclasses``, and
+#: so ``inspect``: importing the extension stays light).
+_NOTEBOOK = frozenset({"REDACTED_MARKUP", "CleanValues", "OutputRedaction", "redact_outputs"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NOTEBOOK:
+        from . import notebook
+
+        return getattr(notebook, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,17 +1,25 @@
-"""The environment's secrets: the values of secret-named variables, and of any other long
-variable that is not a path, a path list or a plain URL; cached against the environment as
-it is now, so a value changed in place is seen at once."""
+"""The environment's secrets: which variables are secret by name (``is_secret_env_name``, also
+the approval analysis's rule for code that reads one), the values of those, and of any other
+long variable that is not a path, a path list or a plain URL; cached against the environment
+as it is now, so a value changed in place is seen at once."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable
 
 from .names import is_path, is_secret_name
 
-# Environment variables that are long but never secret (paths, colours, prompts).
-_HARMLESS_ENV_NAMES = frozenset({"LS_COLORS", "LSCOLORS", "PS1", "PS2", "PROMPT_COMMAND"})
+# Environment variables that are long but never secret (paths, colours, prompts, the model's
+# name: it is in every generated cell's provenance).
+_HARMLESS_ENV_NAMES = frozenset(
+    {
+        "LS_COLORS", "LSCOLORS", "PS1", "PS2", "PROMPT_COMMAND",
+        "CHAPYTER_MODEL", "CHAPYTER_SERVER_MODEL",
+    }
+)  # fmt: skip
 # Variables that hold where things are, never a secret whatever their names say ("PWD" is the
 # secret part "pwd"): their values are in every path, which would all read "<redacted>/data.csv".
 _PATH_ENV_NAMES = frozenset(
@@ -22,6 +30,23 @@ _PATH_ENV_SUFFIXES = ("PATH", "_DIR", "_DIRS", "_HOME")
 _MIN_ENV_SECRET = 6
 # Any other env value at least this long is treated as a possible secret unless it looks harmless.
 _MIN_ENV_VALUE = 17
+
+
+def _place_env_name(name: str) -> bool:
+    """A variable that holds where things are or how the shell looks, whatever its name says."""
+    return (
+        name in _HARMLESS_ENV_NAMES or name in _PATH_ENV_NAMES or name.endswith(_PATH_ENV_SUFFIXES)
+    )
+
+
+def is_secret_env_name(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether environment variable ``name`` holds a secret by its name: a secret-looking name
+    (:func:`~.names.is_secret_name`: ``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ``DB_PASSWORD``) or
+    one of ``extra`` (names, or shell-style patterns such as ``MYCORP_*``), but never a
+    variable that says where things are (``PWD``, ``HOME``, ``*_DIR``, ``*PATH``)."""
+    if not isinstance(name, str) or not name or _place_env_name(name):
+        return False
+    return is_secret_name(name) or any(fnmatch.fnmatchcase(name, p) for p in extra)
 
 
 def _harmless_env_value(value: str) -> bool:
@@ -46,13 +71,9 @@ def _harmless_env_value(value: str) -> bool:
 def _secrets_of(environ: Iterable[tuple[str, str]]) -> frozenset[str]:
     found = set()
     for name, value in environ:
-        if (
-            name in _HARMLESS_ENV_NAMES
-            or name in _PATH_ENV_NAMES
-            or name.endswith(_PATH_ENV_SUFFIXES)
-        ):
+        if _place_env_name(name):
             continue
-        if is_secret_name(name):
+        if is_secret_env_name(name):
             # SECRETS_DIR=/run/secrets, GOOGLE_APPLICATION_CREDENTIALS=~/key.json: where a
             # secret is, not the secret.
             if len(value) >= _MIN_ENV_SECRET and not is_path(value):

@@ -69,9 +69,12 @@ def _shared_run(text: str, at: int, size: int, secret: str, q: int, core: int):
     return a, b
 
 
-def redact_fragments(text: str, pieces: dict[str, list[tuple[str, int, int]]]) -> str:
-    """``text`` with every fragment of a known key in it replaced; ``pieces``: each needle of
-    :func:`needles`, with the keys it is a piece of (the key, where the piece starts, its core)."""
+def redact_fragments(
+    text: str, pieces: dict[str, list[tuple[str, int, int]]], marker: str = REDACTED
+) -> str:
+    """``text`` with every fragment of a known key in it replaced by ``marker``; ``pieces``:
+    each needle of :func:`needles`, with the keys it is a piece of (the key, where the piece
+    starts, its core)."""
     runs: list[tuple[int, int]] = []
     for piece, where in pieces.items():
         at = text.find(piece)
@@ -89,7 +92,7 @@ def redact_fragments(text: str, pieces: dict[str, list[tuple[str, int, int]]]) -
         if b <= done:
             continue
         if a >= done:
-            out += (text[done:a], REDACTED)
+            out += (text[done:a], marker)
         done = b
     out.append(text[done:])
     return "".join(out)

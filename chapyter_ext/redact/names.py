@@ -1,7 +1,7 @@
 """Secrets by name: which names mark one (``is_secret_name``), the strings held under them in a
-namespace (``secret_values``), and what is never one whatever its name says: a path
-(``is_path``; ``PWD`` holds the secret-looking part "pwd", yet its value is in every path).
-And ``REDACTED``, what every secret becomes."""
+namespace (``secret_values``), the files that hold credentials (``is_secret_file``), and what
+is never one whatever its name says: a path (``is_path``; ``PWD`` holds the secret-looking part
+"pwd", yet its value is in every path). And ``REDACTED``, what every secret becomes."""
 
 from __future__ import annotations
 
@@ -81,6 +81,70 @@ def is_secret_name(name: str) -> bool:
     """
     # Cached: the same names (environment, namespace) are asked about on every request.
     return isinstance(name, str) and bool(name) and _secret_name(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files that hold secrets
+
+# Files and folders that hold credentials, as whole parts of a path: dotenv files, netrc, git's,
+# pip's and databases' stored passwords, SSH keys, the folders of cloud, cluster and container
+# logins (and a pair of parts: ``~/.config/gcloud``, mounted ``/run/secrets``).
+_SECRET_PATH_PARTS = _words(
+    ".env .envrc .netrc _netrc .git-credentials .pypirc .pgpass .my.cnf .npmrc .s3cfg .boto "
+    ".dockercfg .databrickscfg .vault-token .password-store .ssh .aws .azure .gnupg .kube "
+    ".docker .kaggle id_rsa id_dsa id_ecdsa id_ed25519 id_ecdsa_sk id_ed25519_sk"
+)
+_SECRET_PAIRS = {
+    ".config": _words("gcloud gh hub rclone"),
+    "huggingface": _words("token tokens stored_token stored_tokens"),
+    "run": _words("secrets"),
+}
+# Key stores and dotenv files by their extension; ``.env.local`` but not a committed template.
+_SECRET_EXTENSIONS = (".env", ".p12", ".pfx", ".jks", ".keystore", ".key")
+_TEMPLATES = _words("example sample template dist default defaults")
+_FILE_NAME = re.compile(r"[\w.-]+")
+# A file named for what it holds (``credentials.json``, ``token.pickle``, ``secrets.toml``,
+# ``client_secret_….json``, ``passwords.txt``): a secret name before the first dot, with the
+# extension of a configuration, text or key file (a table, ``passwords.csv``, is data).
+_NAMED_FILE = re.compile(
+    r"([\w-]+)(?:\.[\w-]+)*\.(?:json|toml|ya?ml|ini|cfg|conf|txt|pem|pickle|pkl)"
+)
+
+
+def is_secret_file(path: str) -> bool:
+    """Whether ``path`` (a path as code spells it, or a part of one; NUL stands for a part
+    known only at run time) names a file or folder that holds credentials: ``.env``,
+    ``~/.aws/credentials``, ``~/.ssh/id_rsa``, ``.netrc``, ``~/.config/gcloud``,
+    ``~/.kube/config``, ``~/.docker/config.json``, ``.git-credentials``, ``.pypirc``,
+    ``credentials.json``... Not ``.env.example`` (a committed template), nor text that only
+    mentions one ("put it in .env")."""
+    # Every name above has a dot, a separator or "id_"/"_netrc" in it: most strings have none.
+    if len(path) > 4096 or not (
+        "." in path or "/" in path or "\x00" in path or "\\" in path or "_" in path[:3]
+    ):
+        return False
+    parts = path.replace("\\", "/").replace("\x00", "/").split("/")
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        if part in _SECRET_PATH_PARTS:
+            return True
+        pair = _SECRET_PAIRS.get(part)
+        if pair is not None and i < last and parts[i + 1] in pair:
+            return True
+        if "." in part and _FILE_NAME.fullmatch(part) and _secret_file_name(part, i == last):
+            return True
+    return False
+
+
+def _secret_file_name(name: str, last: bool) -> bool:
+    if name.startswith(".env."):
+        return not _TEMPLATES.intersection(name[5:].split("."))
+    if name.endswith(_SECRET_EXTENSIONS) or (
+        name.startswith(("service_account", "service-account")) and name.endswith(".json")
+    ):
+        return True
+    named = _NAMED_FILE.fullmatch(name) if last else None
+    return named is not None and is_secret_name(named.group(1))
 
 
 # ---------------------------------------------------------------------------------------------

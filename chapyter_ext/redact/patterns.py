@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
-from .names import REDACTED, is_secret_name
+from .names import REDACTED, is_path, is_secret_name
 
 # Nearly all text holds no secret, so what counts is how fast a pattern gives up. Python's ``re``
 # skips ahead quickly only to a literal prefix; from a character class or an alternation it
@@ -15,24 +16,44 @@ from .names import REDACTED, is_secret_name
 # boundary is written as a look-behind after it: ``sk-(?<!\wsk-)`` is ``\bsk-``), or runs only
 # when ``in`` (memchr) finds a character or literal it cannot match without.
 
-# Key-shaped strings, by a text that each of them contains (checked once for the group).
-_TOKENS = (
-    (
+
+class KeyShape(NamedTuple):
+    """A key format a service publishes: what it is, a text every match contains (``gate``,
+    checked with ``in`` before the regex runs), the regex, and how many of a match's first
+    characters are the public prefix (``sk-``, ``ghp_``; -1: a PEM block's header)."""
+
+    kind: str
+    gate: str
+    regex: str
+    prefix: int
+
+
+#: Key-shaped strings: the one list, redacted from what leaves (``redact_patterns``) and found
+#: in a notebook's outputs by ``chapyter-ext check`` (:func:`find_secrets`).
+KEY_SHAPES = (
+    KeyShape(
+        "private key block",
         "-----",
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+        -1,
     ),
     # OpenAI (sk-, sk-proj-), Anthropic, OpenRouter; a digit rules out "sk-learn-…"
-    ("-", r"sk-(?<!\wsk-)(?=[A-Za-z_\-]{0,200}\d)[A-Za-z0-9_\-]{16,}"),
-    ("-", r"glpat-(?<!\wglpat-)[A-Za-z0-9_\-]{16,}"),  # GitLab
-    ("-", r"xox[abposr]-(?<!\wxox[abposr]-)[A-Za-z0-9\-]{10,}"),  # Slack
-    ("A", r"A[KS]IA(?<!\wA[KS]IA)[0-9A-Z]{16}\b"),  # AWS access key id
-    ("A", r"AIza(?<!\wAIza)[0-9A-Za-z_\-]{30,}"),  # Google
-    ("_", r"gh[pousr]_(?<!\wgh[pousr]_)[A-Za-z0-9]{20,}"),  # GitHub
-    ("_", r"github_pat_(?<!\wgithub_pat_)[A-Za-z0-9_]{20,}"),
-    ("_", r"hf_(?<!\whf_)[A-Za-z0-9]{20,}"),  # Hugging Face
-    ("k_live_", r"\b[rsp]k_live_[A-Za-z0-9]{10,}"),  # Stripe
-    ("k_test_", r"\b[rsp]k_test_[A-Za-z0-9]{10,}"),
-    ("J", r"eyJ(?<!\weyJ)[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}"),  # JWT
+    KeyShape("API key", "-", r"sk-(?<!\wsk-)(?=[A-Za-z_\-]{0,200}\d)[A-Za-z0-9_\-]{16,}", 3),
+    KeyShape("GitLab token", "-", r"glpat-(?<!\wglpat-)[A-Za-z0-9_\-]{16,}", 6),
+    KeyShape("Slack token", "-", r"xox[abposr]-(?<!\wxox[abposr]-)[A-Za-z0-9\-]{10,}", 5),
+    KeyShape("AWS access key id", "A", r"A[KS]IA(?<!\wA[KS]IA)[0-9A-Z]{16}\b", 4),
+    KeyShape("Google API key", "A", r"AIza(?<!\wAIza)[0-9A-Za-z_\-]{30,}", 4),
+    KeyShape("GitHub token", "_", r"gh[pousr]_(?<!\wgh[pousr]_)[A-Za-z0-9]{20,}", 4),
+    KeyShape("GitHub token", "_", r"github_pat_(?<!\wgithub_pat_)[A-Za-z0-9_]{20,}", 11),
+    KeyShape("Hugging Face token", "_", r"hf_(?<!\whf_)[A-Za-z0-9]{20,}", 3),
+    KeyShape("Stripe key", "k_live_", r"\b[rsp]k_live_[A-Za-z0-9]{10,}", 8),
+    KeyShape("Stripe key", "k_test_", r"\b[rsp]k_test_[A-Za-z0-9]{10,}", 8),
+    KeyShape(
+        "JWT",
+        "J",
+        r"eyJ(?<!\weyJ)[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}",
+        3,
+    ),
 )
 # The characters of a long random-looking run (base64, hex), as a byte table: a text has a run
 # of 32 exactly when its translation has 32 ones in a row.
@@ -46,8 +67,11 @@ class _Patterns:
 
     def __init__(self) -> None:
         self.tokens: dict[str, list[re.Pattern[str]]] = {}
-        for gate, regex in _TOKENS:
-            self.tokens.setdefault(gate, []).append(re.compile(regex))
+        self.shapes: dict[str, list[tuple[KeyShape, re.Pattern[str]]]] = {}
+        for shape in KEY_SHAPES:
+            compiled = re.compile(shape.regex)
+            self.tokens.setdefault(shape.gate, []).append(compiled)
+            self.shapes.setdefault(shape.gate, []).append((shape, compiled))
         # "Authorization: Bearer <token>", curl -H "...", requests headers
         self.bearer = re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9\-._~+/]{8,}=*")
         # scheme://user:password@host (any scheme-like run before "://")
@@ -68,6 +92,11 @@ class _Patterns:
         self.env_magic = re.compile(r"(%env\s+)([A-Za-z_]\w*)(\s+)(\S+)")
         # long random-looking runs: base64 / hex keys with no known prefix
         self.random = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
+        # A value assigned to a name, quoted or not (``token: 9f…``, ``"api_key": "…"``),
+        # for ``find_secrets`` (the name is read backwards by ``quoted_name``).
+        self.assigned = re.compile(
+            r"(?:==|=|:)[ \t]*(?:[rRbBuU]{1,2}(?=[\"']))?[\"']?([A-Za-z0-9+/_\-.~]{16,}=*)"
+        )
 
 
 @functools.lru_cache(maxsize=1)
@@ -153,10 +182,11 @@ def _redact_env_magic(m: re.Match[str]) -> str:
     return f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}"
 
 
-def _looks_random(s: str) -> bool:
-    """True for key-like runs (random base64 or hex), false for identifiers, paths and words."""
+def _looks_random(s: str, minimum: int = 32) -> bool:
+    """True for key-like runs (random base64 or hex) of ``minimum`` characters or more, false
+    for identifiers, paths and words."""
     core = s.rstrip("=")
-    if len(core) < 32:
+    if len(core) < minimum:
         return False
     digits = sum(c.isdigit() for c in core)
     if not digits:
@@ -201,3 +231,92 @@ def redact_patterns(text: str) -> str:
     if _RUN_32 in raw.translate(_RUN_TABLE):
         text = p.random.sub(_redact_random, text)
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding secrets without replacing them: ``chapyter-ext check`` on a notebook's outputs
+
+#: Values under a secret-looking name are looked at from this length on (``pad_token``'s
+#: ``"</s>"`` and a password's ``"hunter2"`` are not key material; a token is longer).
+MIN_NAMED_SECRET = 16
+
+
+class FoundSecret(NamedTuple):
+    """A secret in a text (:func:`find_secrets`): what it is, where it is, and how a report
+    may name it without showing it (``sk-…(51 chars)``)."""
+
+    kind: str
+    start: int
+    end: int
+    shown: str
+
+
+def _masked(value: str, prefix: int) -> str:
+    """``sk-…(51 chars)``: the public prefix (a PEM block's header) and the length only."""
+    head = value[: value.find("KEY-----") + 8] if prefix < 0 else value[:prefix]
+    return f"{head}…({len(value)} chars)"
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
+def _random_value(value: str) -> bool:
+    """A value that reads as key material: random base64 or hex (``_looks_random``), or
+    lower-case letters and digits in short runs (base 36); not words, a path or a UUID (an
+    id, in every other output)."""
+    core = value.rstrip("=")
+    if len(core) < MIN_NAMED_SECRET or is_path(core) or _UUID.fullmatch(core):
+        return False
+    if _looks_random(core, MIN_NAMED_SECRET):
+        return True
+    digits = sum(c.isdigit() for c in core)
+    runs = [len(r) for r in re.findall(r"[a-z]+", core)]
+    return (
+        core.lower() == core
+        and digits * 6 >= len(core)
+        and bool(runs)
+        and sum(runs) / len(runs) < 4.0
+    )
+
+
+def find_secrets(text: str) -> list[FoundSecret]:
+    """The secrets in ``text``, in order, each once: key-shaped strings (:data:`KEY_SHAPES`),
+    and values that read as key material given to a secret-looking name (``api_key = "…"``,
+    ``"token": "…"``, ``PASSWORD=…``, ``?token=…``, ``Bearer …``; see
+    :func:`~.names.is_secret_name`: a bare ``key`` is not one). Hex digests and UUIDs under
+    other names are not secrets."""
+    p = _patterns()
+    found: list[FoundSecret] = []
+    for gate, shapes in p.shapes.items():
+        if gate in text:
+            for shape, regex in shapes:
+                for m in regex.finditer(text):
+                    found.append(
+                        FoundSecret(shape.kind, m.start(), m.end(), _masked(m[0], shape.prefix))
+                    )
+
+    def named(kind: str, start: int, value: str, shown: str) -> None:
+        if _random_value(value):
+            end = start + len(value)
+            found.append(FoundSecret(kind, start, end, f"{shown}…({len(value)} chars)"))
+
+    def assigned(name: str, m: re.Match[str]) -> None:
+        name = name.rsplit(".", 1)[-1]
+        if is_secret_name(name):
+            named("key-like value", m.start(1), m[1], f"{name} = ")
+        return None
+
+    if "=" in text or ":" in text:
+        _sub_assignments(text, p.assigned, p.quoted_name, _NAME_FIRST, assigned)
+    if "=" in text and ("?" in text or "&" in text):
+        for m in p.query.finditer(text):
+            name = m[1].strip("?&=")
+            named("key-like value", m.end(1), m[0][len(m[1]) :], f"{name}=")
+    if "earer" in text:
+        for m in p.bearer.finditer(text):
+            named("bearer token", m.end(1), m[0][len(m[1]) :], "Bearer ")
+    kept: list[FoundSecret] = []
+    for secret in found:  # the shapes first: ``OPENAI_API_KEY=sk-…`` is one key
+        if not any(k.start < secret.end and secret.start < k.end for k in kept):
+            kept.append(secret)
+    return sorted(kept, key=lambda s: s.start)

@@ -20,26 +20,28 @@ class Redactor:
     Built once per request and called on every piece of text. ``margin`` is how far past a
     clipping point text must be redacted so that a secret straddling the point is recognised
     whole before the cut. The caller's secrets that look like keys are redacted in part too
-    (see :mod:`.fragments`).
+    (see :mod:`.fragments`). :meth:`known` is the narrow form, for text the user keeps (a
+    notebook's outputs): the caller's secrets only, whole and in part.
     """
 
-    __slots__ = ("_needles", "_pieces", "margin", "secrets")
+    __slots__ = ("_given", "_needles", "_pieces", "margin", "secrets")
 
     def __init__(self, secrets: Iterable[object] = ()) -> None:
-        found = set(env_secrets())
+        given: set[str] = set()
         pieces: dict[str, list[tuple[str, int, int]]] = {}
         for s in secrets:
             if isinstance(s, bytes):
                 s = s.decode("utf-8", "replace")
             if isinstance(s, str) and len(s) >= _MIN_EXPLICIT_SECRET and s != REDACTED:
                 s = str(s)  # a settings value may be a str subclass that hides its repr
-                found.add(s)
+                given.add(s)
                 core = key_core(s)
                 if core >= 0:
                     for needle, q in needles(s, core):
                         pieces.setdefault(needle, []).append((s, q, core))
         # Longest first, so that a secret containing another is replaced whole.
-        self.secrets = sorted(found, key=len, reverse=True)
+        self.secrets = sorted(given | env_secrets(), key=len, reverse=True)
+        self._given = sorted(given, key=len, reverse=True)
         self._pieces = pieces
         self._needles = tuple(pieces)
         longest = max((len(s) for s in self.secrets if len(s) <= MAX_MARGIN_SECRET), default=0)
@@ -57,6 +59,24 @@ class Redactor:
         if self._needles and any(map(text.__contains__, self._needles)):
             text = redact_fragments(text, self._pieces)
         return redact_patterns(text)
+
+    def known(self, text: str, marker: str = REDACTED) -> str:
+        """``text`` with the caller's secrets replaced by ``marker``, whole and in part, and
+        nothing else.
+
+        For text that is the user's own and stays theirs, a notebook's outputs: the
+        environment's values and the shapes :meth:`__call__` also replaces (hashes, ids, any
+        ``sk-…``) are what outputs legitimately show, and are left as they are. ``marker``:
+        ``<redacted>`` as markup shows it, where the text is HTML or Markdown.
+        """
+        if not text:
+            return text
+        for s in self._given:
+            if s in text:
+                text = text.replace(s, marker)
+        if self._needles and len(text) >= 6 and any(map(text.__contains__, self._needles)):
+            text = redact_fragments(text, self._pieces, marker)
+        return text
 
 
 def redact(text: str, *, secrets: Iterable[str] = ()) -> str:

@@ -462,6 +462,7 @@ class AgentService:
                 small=small,
                 known_types=snapshot_modules(request.chat.context),
                 trials=bool(self.settings.trials),
+                secret_names=self.settings.secret_variables(),
             )
             turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found, names=names)
             if locked != asked:

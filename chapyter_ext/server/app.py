@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -27,6 +28,8 @@ from .contents_events import ContentsBridge
 from .handlers import handlers
 from .history import ChatHistoryStore
 from .history_handlers import history_handlers
+from .kernel_access import KernelAccess, server_url
+from .model_proxy import proxy_handlers
 from .nodelay import kernel_websockets_without_nagle
 
 #: Seconds between two checks for deleted notebooks' chats past their retention.
@@ -52,6 +55,8 @@ class ChapyterExtApp(ExtensionApp):
     agent: AgentService
     completions: CompletionService
     contents: ContentsBridge
+    #: The credentials of the kernels this server starts (their key stays here).
+    kernel_access: KernelAccess
     #: ``Chapyter.save_chat_in_notebook``, as this server reads it (``GET config`` says it).
     save_chat_in_notebook = False
 
@@ -240,6 +245,20 @@ class ChapyterExtApp(ExtensionApp):
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
         agent = AgentService(chat, shared, tool_source=McpToolSource(mcp) if mcp else None)
         self.registry, self.history, self.chat, self.agent = registry, history, chat, agent
+        # Issue 30: the kernels this server starts call models through it, never with the key.
+        self.kernel_access = KernelAccess(
+            getattr(self.serverapp, "kernel_manager", None),
+            secrets,
+            server_url=lambda: server_url(self.serverapp),
+            keep_keys=shared.kernel_keys,
+            model=registry.model_name(None),
+            local=registry.is_local(None),
+            models_locked=bool({"model", "base_url"} & set(shared.admin_locks().values)),
+            log=self.log,
+        )
+        gateway = getattr(getattr(self.serverapp, "gateway_config", None), "gateway_enabled", False)
+        if not gateway:  # a gateway's kernels cannot reach this server: their own settings
+            self.kernel_access.install()
         if self.kernel_nodelay:  # issue 16; self.settings goes into the web app's settings
             kernel_websockets_without_nagle(self.settings)
         start_server_warm_up(shared)  # issue 16: the SDK, off the event loop
@@ -272,6 +291,31 @@ class ChapyterExtApp(ExtensionApp):
         self.handlers.extend(handlers())
         self.handlers.extend(history_handlers())
         self.handlers.extend(completion_handlers())
+        self.handlers.extend(proxy_handlers())
+
+    async def count_kernel_usage(self, kernel_id: str | None, model: str, usage: Any) -> None:
+        """What a kernel asked of a model through the server, counted in the usage of its
+        notebook (the one its session names), priced as the chat prices it."""
+        from ..llm.usage import cost_of
+
+        manager = getattr(self.serverapp, "session_manager", None)
+        if kernel_id is None or manager is None:
+            return
+        try:
+            sessions = await manager.list_sessions()
+        except Exception:
+            return
+        path = next(
+            (s.get("path") for s in sessions if (s.get("kernel") or {}).get("id") == kernel_id),
+            None,
+        )
+        if not path or not path.endswith(".ipynb"):
+            return
+        record = usage.as_dict(cost_of(usage, model, self.chat.prices))
+        try:
+            await self.history.run(self.history.store.add_kernel_usage, path, record)
+        except Exception as err:
+            self.log.warning("chapyter-ext: could not count a kernel's usage: %s", err)
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         """Once the loop runs: read the history's index, then prune deleted notebooks' chats

@@ -4,9 +4,14 @@
   event bus (schema :data:`CONTENTS_SCHEMA`) for every change made through the server (the
   file browser, Save As, the REST API). A listener hands each to the history, on its worker
   thread, so the chats follow their notebook. Nothing of the contents manager is patched.
-- **Saves.** A pre-save hook (``ContentsManager.register_pre_save_hook``) writes the
-  notebook's stable id into its metadata (``chapyter.notebook_id``) and, with
-  ``Chapyter.save_chat_in_notebook``, its chats (``chapyter.chat``, :mod:`.stored_chat`).
+- **Saves.** A pre-save hook (``ContentsManager.register_pre_save_hook``) replaces the
+  server's configured keys and header values in the notebook's outputs
+  (:func:`~chapyter_ext.redact.redact_outputs`), writes the notebook's stable id into its
+  metadata (``chapyter.notebook_id``) and, with ``Chapyter.save_chat_in_notebook``, its chats
+  (``chapyter.chat``, :mod:`.stored_chat`). Once the contents manager says the file was saved,
+  a save that replaced something is announced on the event bus (schema
+  :data:`REDACTED_SCHEMA_ID`: the path and how many outputs, never a value), which JupyterLab
+  delivers to the page over ``/api/events/subscribe`` (authenticated, like every route).
 - **Files.** :meth:`ContentsBridge.exists` answers the history's one question about the
   disk (is a notebook still where it was?) through the contents manager, whatever it stores.
 """
@@ -25,7 +30,13 @@ from ..contract import (
     is_notebook_id,
     with_notebook_id,
 )
-from ..redact import Redactor, redact_traceback
+from ..redact import (
+    CleanValues,
+    OutputRedaction,
+    Redactor,
+    redact_outputs,
+    redact_traceback,
+)
 from .chat_records import HistoryError
 from .history import HistoryWorker
 from .stored_chat import build_stored_chat
@@ -34,6 +45,37 @@ from .stored_chat import build_stored_chat
 CONTENTS_SCHEMA = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 #: How long the history thread waits for the contents manager to say whether a file exists.
 EXISTS_TIMEOUT = 10.0
+#: Our event: a save replaced configured secrets in a notebook's outputs.
+REDACTED_SCHEMA_ID = "urn:chapyter-ext:event:saved-outputs-redacted:v1"
+#: The most cell ids an event names; past it the page checks every cell.
+MAX_EVENT_CELLS = 1000
+REDACTED_SCHEMA: dict[str, Any] = {
+    "$id": REDACTED_SCHEMA_ID,
+    "version": "1",
+    "title": "chapyter-ext replaced secrets in a saved notebook's outputs",
+    "personal-data": True,
+    "description": "A notebook was saved through the server with a configured key or header "
+    "value in its outputs; the file holds <redacted> in its place. Says where and how many, "
+    "never the value.",
+    "type": "object",
+    "required": ["path", "outputs"],
+    "additionalProperties": False,
+    "properties": {
+        "path": {"type": "string", "description": "The notebook's API path."},
+        "outputs": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How many outputs held a secret.",
+        },
+        "cells": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_EVENT_CELLS,
+            "description": "The ids of the cells whose outputs changed; absent when some "
+            "cell has no id or there are too many.",
+        },
+    },
+}
 
 
 class ContentsBridge:
@@ -60,6 +102,10 @@ class ContentsBridge:
         self._connected = False
         #: Events handed to the history and not yet done (tests wait on them).
         self.pending: set[asyncio.Future[Any]] = set()
+        #: What the last pre-save of a path replaced, until the contents manager says it saved.
+        self._redacted: dict[str, OutputRedaction] = {}
+        #: Output values already found clean: the next save checks only what changed.
+        self._clean = CleanValues(redactor)
 
     @property
     def event_logger(self) -> Any:
@@ -73,6 +119,9 @@ class ContentsBridge:
         bus = self.event_logger
         if bus is not None:
             bus.add_listener(schema_id=CONTENTS_SCHEMA, listener=self.on_event)
+            # Before any page subscribes: a subscriber hears only the schemas known then.
+            if REDACTED_SCHEMA_ID not in bus.schemas.schema_ids:
+                bus.register_event_schema(REDACTED_SCHEMA)
         else:
             self.log.warning("chapyter-ext: no contents events; chats will not follow renames")
         register = getattr(self.contents_manager, "register_pre_save_hook", None)
@@ -98,6 +147,9 @@ class ContentsBridge:
         if not self._connected:
             return
         action, path, source = data.get("action"), data.get("path"), data.get("source_path")
+        if action == "save":
+            self._announce(logger, path)
+            return
         store = self.history.store
         if action == "rename" and source:
             call: tuple[Any, ...] = (store.rename, source, path)
@@ -148,7 +200,8 @@ class ContentsBridge:
     # -- saves ----------------------------------------------------------------------------
 
     def pre_save(self, model: dict[str, Any], path: str, **kwargs: Any) -> None:
-        """Before a notebook is written: its id, and (opt-in) its chats, into its metadata.
+        """Before a notebook is written: the configured secrets out of its outputs; its id,
+        and (opt-in) its chats, into its metadata.
 
         Runs on the event loop, inside the contents manager's save: it reads only the index
         in memory, plus the history's file when chats are saved with notebooks. A notebook
@@ -159,6 +212,7 @@ class ContentsBridge:
         content = model.get("content")
         if not isinstance(content, dict):
             return
+        self._redact_outputs(content, path)
         store = self.history.store
         try:
             owner = store.bound_id(path)
@@ -180,6 +234,41 @@ class ContentsBridge:
             else:
                 chapyter[STORED_CHAT_KEY] = stored
         metadata[METADATA_KEY] = chapyter
+
+    def _redact_outputs(self, content: dict[str, Any], path: str) -> None:
+        """The configured secrets out of the outputs about to be written.
+
+        A failure here refuses the save (an ``HTTPError`` is the one kind the contents manager
+        lets stop it): a file written with a key in it cannot be taken back.
+        """
+        from tornado.web import HTTPError
+
+        try:
+            replaced = redact_outputs(content, self._clean)
+        except Exception as err:
+            self.log.error(
+                "chapyter-ext: could not check the outputs of %s for secrets:\n%s",
+                path,
+                redact_traceback(err, self.redact),
+            )
+            raise HTTPError(
+                500, f"chapyter-ext could not check the outputs for secrets; {path} not saved"
+            ) from None
+        if replaced:
+            self._redacted[path] = replaced
+            self.log.info("chapyter-ext: %s", replaced.note(path, "saving it"))
+        else:
+            self._redacted.pop(path, None)
+
+    def _announce(self, bus: Any, path: Any) -> None:
+        """The contents manager saved ``path``: tell the page what its pre-save replaced."""
+        replaced = self._redacted.pop(path, None) if isinstance(path, str) else None
+        if replaced is None:
+            return
+        event: dict[str, Any] = {"path": path, "outputs": replaced.outputs}
+        if not replaced.unnamed and len(replaced.cells) <= MAX_EVENT_CELLS:
+            event["cells"] = replaced.cells
+        bus.emit(schema_id=REDACTED_SCHEMA_ID, data=event)
 
 
 def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:

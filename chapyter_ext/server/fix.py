@@ -55,6 +55,7 @@ async def propose_fix(
     local_review: bool = True,
     trials: bool = False,
     limits: TrialLimits | None = None,
+    secret_names: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256", "hold",
     "runnable"}``.
@@ -66,6 +67,7 @@ async def propose_fix(
     (``local_review``), else ``run_policy`` (``Chapyter.run_policy``) decides; ``trial`` (only
     when the analysis cannot prove the code harmless and ``trials``): the user expression that
     tries it in the kernel before **Accept and run** runs it (``POST fix/trial`` decides).
+    ``secret_names``: ``Chapyter.secret_variables()`` (reading one holds the proposal).
 
     Raises :class:`ChatError` (unknown model: ``not_found``) or :class:`LLMError` (the model
     failed, took longer than the chat's time limit, or answered without code: ``no_code``).
@@ -105,7 +107,12 @@ async def propose_fix(
         shaped["hold"] = REVIEW_NOTE
     else:
         hold, trial = run_plan(
-            code, run_policy, request.context, trials=trials, limits=limits or TrialLimits()
+            code,
+            run_policy,
+            request.context,
+            trials=trials,
+            limits=limits or TrialLimits(),
+            secret_names=secret_names,
         )
         shaped["hold"] = hold
         if trial is not None:

@@ -11,6 +11,7 @@ browser, which alone reaches the kernel.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,22 +26,32 @@ from .chat import ChatError, parse_context
 SETTING = "(setting: Run policy)"
 
 
-def _plan(code: str, run_policy: str, context: Any, trials: bool) -> Plan:
+def _plan(
+    code: str, run_policy: str, context: Any, trials: bool, secret_names: Iterable[str]
+) -> Plan:
     return plan(
         run_policy,
         code,
         known_functions=user_functions(context),
         known_types=snapshot_modules(context),
         trials=trials,
+        secret_names=secret_names,
     )
 
 
 def run_plan(
-    code: str, run_policy: str, context: Any, *, trials: bool, limits: TrialLimits
+    code: str,
+    run_policy: str,
+    context: Any,
+    *,
+    trials: bool,
+    limits: TrialLimits,
+    secret_names: Iterable[str] = (),
 ) -> tuple[str | None, str | None]:
     """``(hold, trial)``: why **Accept and run** is not offered (one line), or the user
-    expression to try the code with first; both None: it may run at once."""
-    chosen = _plan(code, run_policy, context, trials)
+    expression to try the code with first; both None: it may run at once. ``secret_names``:
+    ``Chapyter.secret_variables()``."""
+    chosen = _plan(code, run_policy, context, trials, secret_names)
     if chosen.refused:
         return f"{chosen.refused} {SETTING}", None
     if chosen.action == RUN:
@@ -80,10 +91,12 @@ class FixTrial:
         return cls(code, report, context)
 
 
-def trial_decision(request: FixTrial, run_policy: str, redact: Any) -> dict[str, Any]:
+def trial_decision(
+    request: FixTrial, run_policy: str, redact: Any, secret_names: Iterable[str] = ()
+) -> dict[str, Any]:
     """``{"run", "guard", "why", "concerns", "preview", "unavailable"}``: whether the code
     runs now (arming ``guard`` first), else the one line saying why it waits."""
-    chosen = _plan(request.code, run_policy, request.context, True)
+    chosen = _plan(request.code, run_policy, request.context, True, secret_names)
     if chosen.refused:
         return _answer(False, None, f"{chosen.refused} {SETTING}", (), (), "", redact)
     consent = after_trial(chosen, request.report)

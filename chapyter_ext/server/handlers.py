@@ -225,6 +225,7 @@ class FixHandler(ChapyterHandler):
                 local_review=bool(settings.local_review),
                 trials=bool(settings.trials),
                 limits=TrialLimits.from_settings(settings),
+                secret_names=settings.secret_variables(),
             )
         )
 
@@ -239,7 +240,14 @@ class FixTrialHandler(ChapyterHandler):
         (``server/fix_consent.py``)."""
         request = FixTrial.parse(self.json_body())
         settings = self.app.agent.settings
-        self.reply(trial_decision(request, str(settings.run_policy), self.chat.redact))
+        self.reply(
+            trial_decision(
+                request,
+                str(settings.run_policy),
+                self.chat.redact,
+                settings.secret_variables(),
+            )
+        )
 
 
 def handlers() -> list[tuple[str, type[ChapyterHandler]]]:

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
+from ..llm.usage import sum_usage
 from .chat_records import (
     ROLES,
     STATUSES,
@@ -177,6 +178,16 @@ class ChatHistoryStore(NotebookMoves):
                 while len(self._replies) > MAX_PENDING_REPLIES:
                     del self._replies[next(iter(self._replies))]
         return stored
+
+    def add_kernel_usage(self, notebook: str, usage: dict[str, Any]) -> None:
+        """Count what ``notebook``'s kernel asked of models through the server (``%%ai``) in
+        the notebook's usage, which the chat shows with its replies'."""
+        notebook = normalize_notebook_path(notebook)
+        owner = self.locate(notebook)
+        with self._lock:
+            data = (self._load(owner) if owner else None) or self._create(notebook, None)
+            data["kernel_usage"] = sum_usage([data.get("kernel_usage"), usage])
+            self._save(data)
 
     def new_chat(
         self,

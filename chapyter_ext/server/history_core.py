@@ -179,5 +179,11 @@ class HistoryCore:
             chats=tuple(chats),
             notice=notice,
             notebook_id=data["notebook_id"] if data else "",
-            usage=sum_usage(m.get("usage") for c in chats.values() for m in c.get("messages", [])),
+            # The chats' replies, and what the notebook's kernel asked of models (%%ai).
+            usage=sum_usage(
+                [
+                    *(m.get("usage") for c in chats.values() for m in c.get("messages", [])),
+                    (data or {}).get("kernel_usage"),
+                ]
+            ),
         )

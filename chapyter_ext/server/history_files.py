@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import is_notebook_id
+from ..llm.usage import clean_usage
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,9 @@ class OwnerFiles:
             # A version 1 file is named after a hash of its path, which must match.
             return data, "the file belongs to another notebook"
         problem = ""
+        kernel_usage = clean_usage(loaded.get("kernel_usage"))
+        if kernel_usage is not None:
+            data["kernel_usage"] = kernel_usage
         for key in ("deleted", "origin"):
             value = loaded.get(key, "")
             if isinstance(value, str):

@@ -20,6 +20,7 @@ import completePlugins from './complete/plugin';
 import fixPlugins from './fix/plugin';
 import { PairDecorator } from './notebook/decorations';
 import notebookPlugins from './notebook/plugin';
+import savedSecretsPlugins from './savedSecrets/plugin';
 import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
 import { cellViews } from './notebook/cells';
 import { PromptCellExecutor } from './notebook/executor';
@@ -168,5 +169,6 @@ export default [
   ...chatPlugins,
   ...agentPlugins,
   ...fixPlugins,
-  ...completePlugins
+  ...completePlugins,
+  ...savedSecretsPlugins
 ];

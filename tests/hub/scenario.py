@@ -3,6 +3,7 @@ local to each server, kernels on a Kernel Gateway)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -69,10 +70,37 @@ def check_admin_settings(user: User) -> None:
     assert refused.status_code == 403 and refused.json()["error"]["kind"] == "disabled"
 
 
-def check_magic(user: User, kernel: Kernel, fake: FakeOpenAIServer, key: str) -> None:
-    """A %%ai cell, sent as chapyter-ext's JupyterLab sends it; then the generated cell runs."""
+#: What each user's %%ai answer reports it used (counted in their notebook's usage when the
+#: kernel calls the model through its server).
+MAGIC_USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
+
+#: Whether the kernel holds the user's key, in os.environ or in the environment it was started
+#: with; the key is named by its hash (the code the kernel runs must not hold it).
+KEY_CHECK = """
+import hashlib, os
+def hashed(v):
+    return hashlib.sha256(v.encode()).hexdigest()
+with open("/proc/self/environ", "rb") as f:
+    started = [e.partition("=")[2] for e in f.read().decode("utf-8", "replace").split("\\0")]
+values = [*os.environ.values(), *started]
+print("key-in-kernel", any(hashed(v) == {digest!r} for v in values))
+"""
+
+
+def check_magic(
+    user: User, kernel: Kernel, fake: FakeOpenAIServer, key: str, *, proxied: bool
+) -> None:
+    """A %%ai cell, sent as chapyter-ext's JupyterLab sends it; then the generated cell runs.
+    ``proxied``: the kernel was started by the user's server, holds no key and calls the model
+    through that server (else, on a gateway, it holds the key it was started with)."""
     name = user.name
-    fake.route(f"answer for {name}", f"```python\nanswer = 'set by {name}'\n```")
+    _, outputs = kernel.execute(KEY_CHECK.format(digest=hashlib.sha256(key.encode()).hexdigest()))
+    assert f"key-in-kernel {not proxied}" in output_text(outputs), output_text(outputs)
+    _, outputs = kernel.execute("%ai status")
+    path = "through the Jupyter server" if proxied else "direct: this kernel calls the endpoint"
+    assert path in output_text(outputs) and key not in output_text(outputs)
+    answer = f"```python\nanswer = 'set by {name}'\n```"
+    fake.route(f"answer for {name}", Reply(answer, usage=MAGIC_USAGE))
     reply, outputs = kernel.execute(f"%%ai\nset the answer for {name}", chapyter_frontend=True)
     assert reply["status"] == "ok", output_text(outputs)
     inserted = [p for p in reply.get("payload", []) if p.get("source") == "set_next_input"]
@@ -86,7 +114,7 @@ def check_magic(user: User, kernel: Kernel, fake: FakeOpenAIServer, key: str) ->
     assert reply["status"] == "ok" and f"set by {name}" in output_text(outputs)
 
 
-def check_chat(user: User, fake: FakeOpenAIServer, key: str) -> None:
+def check_chat(user: User, fake: FakeOpenAIServer, key: str, *, proxied: bool) -> None:
     name = user.name
     fake.route(f"chat from {name}", f"Hello {name}.")
     sse = user.stream(
@@ -98,7 +126,9 @@ def check_chat(user: User, fake: FakeOpenAIServer, key: str) -> None:
     check_key_and_model(asked_with(fake, f"chat from {name}"), key, "class-model")
     view = user.get("chapyter-ext/history", params={"notebook": f"{name}.ipynb"}).json()
     assert [m["content"] for m in view["messages"]] == [f"chat from {name}", f"Hello {name}."]
-    assert view["usage"]["total_tokens"] == done["usage"]["total_tokens"]
+    # The notebook's usage: the chat's, and its kernel's %%ai where the server relayed it.
+    magic = sum(MAGIC_USAGE.values()) if proxied else 0
+    assert view["usage"]["total_tokens"] == done["usage"]["total_tokens"] + magic
 
 
 def check_agent(user: User, kernel: Kernel, fake: FakeOpenAIServer, key: str) -> None:
@@ -203,8 +233,9 @@ def check_logs(hub: Hub, keys: dict[str, str]) -> str:
     return text
 
 
-def run_deployment(hub: Hub, fake: FakeOpenAIServer, keys: dict[str, str]) -> str:
-    """Everything, for every user; returns the logs (checked for keys)."""
+def run_deployment(hub: Hub, fake: FakeOpenAIServer, keys: dict[str, str], *, proxied: bool) -> str:
+    """Everything, for every user; returns the logs (checked for keys). ``proxied``: kernels
+    run beside their server and call the model through it (not on a gateway)."""
     users: dict[str, User] = {}
     kernels: dict[str, Kernel] = {}
     try:
@@ -215,8 +246,8 @@ def run_deployment(hub: Hub, fake: FakeOpenAIServer, keys: dict[str, str]) -> st
             if name == BUDGET_USER:
                 check_budget(user, kernels[name], fake)
                 continue
-            check_magic(user, kernels[name], fake, keys[name])
-            check_chat(user, fake, keys[name])
+            check_magic(user, kernels[name], fake, keys[name], proxied=proxied)
+            check_chat(user, fake, keys[name], proxied=proxied)
             check_agent(user, kernels[name], fake, keys[name])
         check_isolation(users)
     finally:

@@ -26,5 +26,5 @@ def test_three_users_on_a_hub(tmp_path: Path, fake_gateway) -> None:
     config += "\n" + snippet("hub-keys-auth-state")
     hub = start_hub(tmp_path / "hub", env, keys=keys, snippets=config, keyed_authenticator=True)
     with running(hub.process):
-        run_deployment(hub, fake_gateway, keys)
+        run_deployment(hub, fake_gateway, keys, proxied=True)
     print(f"\n[hub] three users on a JupyterHub: {time.monotonic() - started:.1f} s")

@@ -44,7 +44,7 @@ def test_three_users_with_kernels_on_a_gateway(tmp_path: Path, fake_gateway) -> 
             extra_logs=[gateway.log],
         )
         with running(hub.process):
-            logs = run_deployment(hub, fake_gateway, keys)
+            logs = run_deployment(hub, fake_gateway, keys, proxied=False)
         # The kernels ran on the gateway, and the server's INFO line about each kernel start
         # (which carries the kernel's environment) has the key redacted.
         started_lines = [

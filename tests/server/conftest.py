@@ -36,6 +36,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "mcp(tmp_path -> dict): the test server's ChapyterExtApp.mcp_servers (test_agent_mcp)",
     )
+    config.addinivalue_line(
+        "markers", "admin_locks: the administrator locks the model (test_kernel_access)"
+    )
     # The server only warns about a handler verb without @authenticated; we make it fatal.
     config.addinivalue_line(
         "filterwarnings", "error::jupyter_server.utils.JupyterServerAuthWarning"

@@ -29,6 +29,8 @@ POST_ROUTES = [
     ("chapyter-ext/fix/trial", MAX_BODY_BYTES),
     ("chapyter-ext/history/new", MAX_BODY_BYTES),
     ("chapyter-ext/complete", MAX_BODY_BYTES),
+    ("chapyter-ext/v1/chat/completions", MAX_BODY_BYTES),
+    ("chapyter-ext/v1/completions", MAX_BODY_BYTES),
 ]
 
 

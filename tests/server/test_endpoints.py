@@ -107,5 +107,9 @@ def test_kernel_registry_and_status_lines(settings):
     registry = kernel_registry(settings)
     assert registry.local is None and list(registry) == ["big-model"]
     lines = describe_endpoint(settings)
-    assert lines[:3] == ["endpoint: llm.example.com", "model:    big-model", "api key:  set"]
+    assert lines[:3] == [
+        "endpoint: llm.example.com",
+        "model:    big-model",
+        "api key:  set: this kernel holds the key",
+    ]
     assert not any(s in "\n".join(lines) for s in registry.secrets())

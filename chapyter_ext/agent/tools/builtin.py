@@ -4,7 +4,7 @@ summarised again). All three run in the notebook's kernel."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...policy.consent import RUN, plan
@@ -79,6 +79,7 @@ class RunCode(Tool):
         *,
         known_types: Mapping[str, str] | None = None,
         trials: bool = False,
+        secret_names: Iterable[str] = (),
     ) -> Approval:
         chosen = plan(
             policy,
@@ -86,6 +87,7 @@ class RunCode(Tool):
             known_functions=known_functions,
             known_types=known_types,
             trials=trials,
+            secret_names=secret_names,
         )
         return Approval(
             needs=chosen.action != RUN, reasons=chosen.lines, refused=chosen.refused, plan=chosen

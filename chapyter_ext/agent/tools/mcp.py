@@ -20,7 +20,7 @@ from .record import OP_CALL, RUNS_SERVER, Approval, Tool
 from .registry import TurnTools
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from ...mcp import McpServer, McpServers
 
@@ -69,6 +69,7 @@ class McpTool(Tool):
         *,
         known_types: Mapping[str, str] | None = None,
         trials: bool = False,
+        secret_names: Iterable[str] = (),
     ) -> Approval:
         if policy == "never":
             return Approval(needs=False)

@@ -15,7 +15,7 @@ Pure: no I/O (a server tool's :meth:`Tool.call` is the one exception, and it is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -135,11 +135,12 @@ class Tool:
         *,
         known_types: Mapping[str, str] | None = None,
         trials: bool = False,
+        secret_names: Iterable[str] = (),
     ) -> Approval:
         """Whether this call waits for the user under ``policy`` (ask, risky, never): a tool
         that only reads never asks; one that acts asks unless the policy is ``never``.
-        ``known_types`` and ``trials`` (whether a confined trial can be made) matter to tools
-        that run code."""
+        ``known_types``, ``trials`` (whether a confined trial can be made) and
+        ``secret_names`` (variables reading which asks) matter to tools that run code."""
         return Approval(needs=self.acts and policy != "never")
 
     # -- display -------------------------------------------------------------------------------

@@ -97,6 +97,9 @@ EFFECT_NAME = re.compile(
     r"load_dataset|imsave|savefig|print_figure|unlink|remove|rmtree|mkdir|makedirs|system|"
     r"popen|download|upload|urlopen)"
 )
+#: The environment, whole (``from os import environ`` binds the same): its reads are the rules
+#: of :mod:`chapyter_ext.policy.secrets`.
+ENVIRONS = words("os.environ os.environb")
 #: Module functions and values allowed one by one (their namespaces are not pure).
 ALLOWED = words(
     # os and sys: reading the file system and the process's own facts; the cell's own output

@@ -18,6 +18,7 @@ from ..categories import (
     OTHER_CODE,
     PROBES,
     PROCESSES,
+    SECRETS,
     SHELL,
     STATE,
     WRITES,
@@ -79,6 +80,13 @@ POSTERS = words(
     "IPython.display.ScribdDocument"
 )
 
+#: Whatever reads a secret store: dotenv files, the OS keyring, netrc, Colab's and Kaggle's
+#: notebook secrets (the environment and credentials files are :mod:`..secrets`' rules).
+SECRET_READERS = words(
+    "dotenv.* netrc.* keyring.get_password keyring.get_credential keyring.core.get_* "
+    "google.colab.userdata* kaggle_secrets.*"
+)
+
 #: The category of a refused name of these modules that no label above names: the process's own
 #: modules inspect it (``sys.stdout.isatty()``, ``sys.flags``, ``inspect.getouterframes``).
 MODULE_LABELS = {"sys": PROBES, "inspect": PROBES, "faulthandler": PROBES, "gc": PROBES}
@@ -86,6 +94,7 @@ MODULE_LABELS = {"sys": PROBES, "inspect": PROBES, "faulthandler": PROBES, "gc":
 #: Dotted names (``*``: a prefix) by category; the first that matches names the category.
 QUAL_LABELS = {
     PROBES: PROBE_NAMES,
+    SECRETS: SECRET_READERS,
     WRITES: EXTRACTORS
     | words(
         "shutil.copy* shutil.move shutil.make_archive os.makedirs os.mkdir os.open os.rename "

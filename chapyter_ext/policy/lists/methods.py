@@ -4,7 +4,7 @@ of a refused one."""
 
 from __future__ import annotations
 
-from ..categories import DELETES, NETWORK, OTHER_CODE, PROCESSES, SHELL, STATE, WRITES
+from ..categories import DELETES, NETWORK, OTHER_CODE, PROCESSES, SECRETS, SHELL, STATE, WRITES
 from . import calls, words
 
 #: Methods whose positional argument is called. ``agg``: a function, a method's name, or lists
@@ -241,4 +241,8 @@ METHOD_LABELS = {
     ),
     STATE: words("chdir"),
     PROCESSES: words("start kill terminate"),
+    SECRETS: words(
+        "get_secret get_secret_value get_password get_credential get_credentials "
+        "get_frozen_credentials"
+    ),
 }

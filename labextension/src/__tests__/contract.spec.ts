@@ -1,8 +1,6 @@
 /** The notebook contract against the vectors the Python side is tested against too. */
 
-import * as fs from 'fs';
-import * as path from 'path';
-
+import { readVectors } from './vectors';
 import {
   acceptedChange,
   codeBlockKey,
@@ -33,12 +31,7 @@ import {
   withNotebookId
 } from '../contract';
 
-const VECTORS = JSON.parse(
-  fs.readFileSync(
-    path.join(__dirname, '..', '..', '..', 'tests', 'vectors', 'contract.json'),
-    'ascii'
-  )
-);
+const VECTORS = readVectors('contract.json');
 
 /** Cases as jest's `each` table: a label, then the case. */
 function table(

@@ -7,9 +7,7 @@
  * that loads exactly that one, stylesheets scoped.
  */
 
-import * as fs from 'fs';
-import * as path from 'path';
-
+import { readVectors } from './vectors';
 import { gateStyleSheet, SheetParser } from '../untrusted/cssGate';
 import {
   gateHtml,
@@ -29,20 +27,7 @@ interface IVector {
   remote: { url: string; host: string; kind: string }[];
 }
 
-const VECTORS: { cases: IVector[] } = JSON.parse(
-  fs.readFileSync(
-    path.join(
-      __dirname,
-      '..',
-      '..',
-      '..',
-      'tests',
-      'vectors',
-      'remote_content.json'
-    ),
-    'ascii'
-  )
-);
+const VECTORS: { cases: IVector[] } = readVectors('remote_content.json');
 
 /** jsdom has no constructed sheets: its own CSS parser (rrweb-cssom) stands in. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
