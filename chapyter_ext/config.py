@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,8 +27,9 @@ from traitlets import (
 )
 from traitlets.config import Configurable
 
-from .admin import AdminLocks, admin_locks
+from .admin import AdminLocks, admin_locks, fall_back, hold
 from .config_values import (
+    CHECKED,
     CHOICES,
     URL,
     Secret,
@@ -36,6 +38,7 @@ from .config_values import (
     SecretValues,
     check_setting,
     from_env,
+    load_each,
     served_environment,
     variables_holding,
 )
@@ -166,8 +169,9 @@ class Chapyter(Configurable):
         config=True,
         help="%load_ext starts a background thread that imports the openai SDK, builds the "
         "HTTP client and primes the kernel summary, so that the first %%ai does not wait for "
-        "them; the server does the same at start for the first chat request. It never starts "
-        "the bundled local model nor sends a request; False: off.",
+        "them; the server does the same when the page first shows the chat (or a kernel "
+        "loads the extension), not at start. It never starts the bundled local model nor "
+        "sends a model a request; False: off.",
     )
     show_usage = Bool(
         False,
@@ -272,7 +276,25 @@ class Chapyter(Configurable):
         held = variables_holding([self.api_key, *self.extra_headers.values()])
         return (*self.secret_names, *held)
 
-    # -- Inline completion (ghost text)
+    # -- Features on or off for everyone using this server (lockable: off is the strict side)
+    chat = Bool(
+        True,
+        config=True,
+        help="Server setting: the AI Chat on or off. False: the server refuses chat and agent "
+        "requests (HTTP 403, kind 'disabled') and the chat panel says so, its input greyed.",
+    )
+    agent = Bool(
+        True,
+        config=True,
+        help="Server setting: agent mode on or off. False: the server refuses agent turns and "
+        "the chat's Agent toggle is greyed; chapyter-ext agent refuses to run.",
+    )
+    mcp = Bool(
+        True,
+        config=True,
+        help="Server setting: the agent's MCP tools on or off. False: no MCP server starts and "
+        "no MCP tool is offered, whatever ChapyterExtApp.mcp_servers and the files say.",
+    )
     inline_completion = Bool(
         True,
         config=True,
@@ -342,49 +364,16 @@ class Chapyter(Configurable):
     locked = List(
         Unicode(),
         config=True,
-        help="For administrators: settings that a user's own config cannot loosen, read only "
-        "from system-wide config files (JUPYTER_CONFIG_PATH, {sys.prefix}/etc/jupyter, "
-        "/etc/jupyter, {sys.prefix}/etc/ipython, /etc/ipython; never the user's ~/.jupyter or "
-        "~/.ipython). A user may still make agent_policy, run_policy or a cap stricter; any "
-        'other locked setting keeps the administrator\'s value. E.g. ["agent_policy"].',
+        help="For administrators: settings a user's own config cannot loosen, read only from "
+        "system-wide config files (JUPYTER_CONFIG_PATH, {sys.prefix}/etc/jupyter, /etc/jupyter, "
+        "{sys.prefix}/etc/ipython, /etc/ipython; never ~/.jupyter or ~/.ipython): Chapyter "
+        'settings by name, the server\'s as "ChapyterExtApp.models"; "*": every setting '
+        "those files set. A user may still make agent_policy, run_policy or a cap stricter or "
+        "turn a feature off; any other locked setting keeps the administrator's value whole. "
+        'E.g. ["agent_policy", "ChapyterExtApp.models", "ChapyterExtApp.default_model"].',
     )
 
-    @validate("save_chat_max_bytes")
-    def _validate_saved_chat_size(self, proposal: Any) -> Any:
-        if proposal["value"] < 1024:
-            raise TraitError("Chapyter.save_chat_max_bytes must be at least 1024.")
-        return proposal["value"]
-
-    @validate("completion_model", "completion_max_tokens", "completion_context_chars")
-    def _validate_completion(self, proposal: Any) -> Any:
-        name, value = proposal["trait"].name, proposal["value"]
-        problem = check_setting(name, value)
-        if problem:
-            raise TraitError(f"Chapyter.{name} {problem}.")
-        return value
-
-    @validate(
-        "model",
-        "base_url",
-        "api_key",
-        "temperature",
-        "max_tokens",
-        "timeout",
-        "max_retries",
-        "extra_headers",
-        "context_budget",
-        "local_model_path",
-        "fix_retries",
-        "agent_max_steps",
-        "agent_local_max_steps",
-        "agent_time_limit",
-        "agent_result_chars",
-        "rules_chars",
-        "prices",
-        "trial_time_limit",
-        "trial_memory_mb",
-        *CHOICES,
-    )
+    @validate(*CHECKED, *CHOICES)
     def _validate_setting(self, proposal: Any) -> Any:
         # One line naming the setting and what is valid: %config prints it as is.
         name, value = proposal["trait"].name, proposal["value"]
@@ -395,13 +384,29 @@ class Chapyter(Configurable):
             return value.lower()
         return URL(value) if name == "base_url" else value
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, lenient: bool = False, **kwargs: Any) -> None:
+        #: The server's (``lenient``): a value a setting refuses leaves the others standing.
+        self._lenient = lenient
+        #: One line per setting a lock or a refused value replaced (the server shows them).
+        self.overridden: list[str] = []
+        self._given: set[str] = set()  # the settings config or %config set: the user's
         super().__init__(**kwargs)
         self._apply_admin_locks()
+        self._built = True
 
     def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
         # Config files at start and %config later both come through here.
-        super()._load_config(cfg, section_names=section_names, traits=traits)
+        self._given.update(cfg.get("Chapyter", ()))
+        load = super()._load_config
+        try:
+            load(cfg, section_names=section_names, traits=traits)
+        except TraitError:
+            if not self._lenient:
+                raise  # %config prints the one line; the old value stays
+            every = traits if traits is not None else self.traits(config=True)
+            parts = load_each(lambda part: load(part, section_names, traits), cfg, every)
+            for name, err in parts:
+                self._overridden(fall_back(self, "Chapyter", name, err))
         self._apply_admin_locks()
 
     def _apply_admin_locks(self) -> None:
@@ -409,33 +414,26 @@ class Chapyter(Configurable):
         user's config and ``%config``: stricter values stay, looser ones are replaced (with a
         warning naming the lock)."""
         locks = self.admin_locks()
+        if list(self.locked) != locks.names():
+            self.locked = locks.names()  # a user's own `locked` means nothing
+        for line in hold(self, "Chapyter", locks.values, given=self._given):
+            self._overridden(line)
+
+    def _overridden(self, line: str) -> None:
         log = getattr(self.parent, "log", None) or logging.getLogger("chapyter_ext")
-        wanted = sorted(locks.values)
-        if list(self.locked) != wanted:
-            self.locked = wanted  # a user's own `locked` means nothing
-        for name in wanted:
-            try:
-                current = getattr(self, name)
-                allowed = locks.allowed(name, current)
-                if allowed == current:
-                    continue
-                setattr(self, name, allowed)
-            except TraitError as err:  # a bad value in the administrator's file
-                log.warning("chapyter-ext: the locked %s cannot be applied: %s", name, err)
-                continue
-            log.warning(
-                "chapyter-ext: Chapyter.%s is locked by the administrator to %s; %r is used "
-                "instead of %r.",
-                name,
-                locks.describe(name),
-                allowed,
-                current,
-            )
+        if self._lenient:
+            pass  # the server logs its lines once its log redacts, and the chat shows them
+        elif getattr(self, "_built", False):  # %config: the line goes under the cell
+            print(f"chapyter-ext: {line}", file=sys.stderr)
+        else:
+            log.warning("chapyter-ext: %s", line)
+        if line not in self.overridden:
+            self.overridden.append(line)
 
     def allowed(self, name: str, value: Any) -> Any:
         """``value`` of setting ``name`` as the administrator's lock allows it (e.g. a policy
         a request names); unchanged when ``name`` is not locked."""
-        return self.admin_locks().allowed(name, value)
+        return self.admin_locks().allowed(name, value, self)
 
     @classmethod
     def admin_locks(cls) -> AdminLocks:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +16,7 @@ from traitlets import Dict, TraitError, Unicode
 from .redact import REDACTED
 
 __all__ = [
+    "CHECKED",
     "CHOICES",
     "URL",
     "Secret",
@@ -24,6 +25,7 @@ __all__ = [
     "SecretValues",
     "check_setting",
     "from_env",
+    "load_each",
 ]
 
 # RFC 9110 token: what an HTTP header name may be made of.
@@ -40,6 +42,16 @@ CHOICES = {
     "image_input": ("auto", "on", "off"),
     "prompt_style": ("auto", "full", "small"),
 }
+
+
+#: The other settings :func:`check_setting` checks when they are set.
+CHECKED = (
+    *("model", "base_url", "api_key", "temperature", "max_tokens", "timeout", "max_retries"),
+    *("extra_headers", "context_budget", "local_model_path", "fix_retries", "rules_chars"),
+    *("agent_max_steps", "agent_local_max_steps", "agent_time_limit", "agent_result_chars"),
+    *("prices", "trial_time_limit", "trial_memory_mb", "save_chat_max_bytes"),
+    *("completion_model", "completion_max_tokens", "completion_context_chars"),
+)
 
 
 class Secret(str):
@@ -187,6 +199,9 @@ def check_setting(name: str, value: Any) -> str | None:
                         f"needs {{'input': number, 'output': number}} (USD per million "
                         f"tokens, 0 or more) for each model; {model!r} has {price!r}"
                     )
+    elif name == "save_chat_max_bytes":
+        if not _number(value) or value < 1024:
+            return "must be at least 1024"
     elif name == "local_model_path" and "\0" in value:
         return "must be a file path (it holds a NUL character)"
     elif name in ("agent_max_steps", "agent_local_max_steps"):
@@ -213,6 +228,27 @@ def check_setting(name: str, value: Any) -> str | None:
     elif name in CHOICES and (not isinstance(value, str) or value.lower() not in CHOICES[name]):
         return f"must be one of {', '.join(CHOICES[name])}, not {value!r}"
     return None
+
+
+def load_each(
+    load: Callable[[Any], None], cfg: Any, names: Iterable[str]
+) -> list[tuple[str, TraitError]]:
+    """Load the settings ``names`` of the config ``cfg`` one at a time, ``load(part)`` (after
+    loading them all at once was refused): a bad value then refuses its own setting only. The
+    settings refused, with why."""
+    from traitlets.config import Config
+
+    refused = []
+    for name in names:
+        part = Config()
+        for section, values in cfg.items():
+            if isinstance(values, Config) and name in values:
+                part[section] = Config({name: values[name]})
+        try:
+            load(part)
+        except TraitError as err:
+            refused.append((name, err))
+    return refused
 
 
 def from_env(name: str, variable: str) -> str:

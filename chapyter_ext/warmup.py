@@ -5,8 +5,10 @@ of it pydantic building the SDK's types), loading the CA bundle for its HTTP cli
 the modules of the context summary and the first summary itself. :func:`start` does that on a
 daemon thread while the user writes the request, so ``%load_ext`` stays as fast as before.
 
-The thread never starts the bundled local model, never sends anything to an endpoint, and
-swallows every error: the real request reports them. It does not block the kernel: the user's
+The thread never starts the bundled local model, never sends anything to a model, and
+swallows every error: the real request reports them. A kernel whose ``%%ai`` goes through the
+Jupyter server's model route first tells that server to load the SDK too (``POST v1/warm``:
+the server loads it on such hints, not at start). It does not block the kernel: the user's
 cells run meanwhile (sharing the GIL with it for a fraction of a second). A ``%%ai`` run before
 it is done finds the modules half imported and waits on Python's import locks for the rest,
 which is the time it would have spent importing them itself.
@@ -25,6 +27,8 @@ log = logging.getLogger(__name__)
 #: The last warm-up: its thread, when it started and finished (``perf_counter``), and the
 #: error that stopped it early, if any (for tests and ``benchmarks/bench_magic.py``).
 state: dict[str, Any] = {"thread": None, "started": None, "finished": None, "error": None}
+#: Seconds the hint to the Jupyter server may take (it answers at once).
+HINT_TIMEOUT = 5.0
 
 
 def start(shell: Any, settings: Any) -> threading.Thread | None:
@@ -39,30 +43,9 @@ def start(shell: Any, settings: Any) -> threading.Thread | None:
     return thread
 
 
-def start_server_warm_up(settings: Any) -> threading.Thread | None:
-    """The server's warm-up (unless ``Chapyter.warm_up`` is off): on a daemon thread, import
-    the SDK and make the async HTTP client the first chat request would otherwise make on the
-    event loop (``llm.clients.warm_async_http``)."""
-    if not settings.warm_up:
-        return None
-    from .llm.clients import warm_async_http
-
-    def warm() -> None:
-        try:
-            warm_async_http()
-            from openai.types.chat import ChatCompletionChunk
-
-            ChatCompletionChunk.model_validate(_SAMPLE_CHUNK)  # its validator, built once
-        except Exception as exc:  # the first request reports whatever is wrong
-            log.debug("chapyter-ext server warm-up stopped: %s", exc)
-
-    thread = threading.Thread(target=warm, name="chapyter-ext-server-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
 def _warm(shell: Any, settings: Any) -> None:
     try:
+        _hint_server(settings)
         registry, endpoint = _warm_client(settings)
         _warm_request_path(endpoint)
         if settings.send_context:
@@ -106,19 +89,30 @@ def _warm_request_path(endpoint: Any) -> None:
         from .llm.errors import check_request
 
         check_request(endpoint, [{"role": "user", "content": "x"}])
-    from openai.types.chat import ChatCompletionChunk
+    from .llm.clients import warm_chunk_validator
 
-    # pydantic builds a model's validator on its first use: the first streamed chunk's.
-    ChatCompletionChunk.model_validate(_SAMPLE_CHUNK)
+    warm_chunk_validator()  # pydantic builds it on first use: the first streamed chunk's
 
 
-_SAMPLE_CHUNK = {
-    "id": "warm-up",
-    "object": "chat.completion.chunk",
-    "created": 0,
-    "model": "warm-up",
-    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "x"}}],
-}
+def _hint_server(settings: Any) -> None:
+    """A kernel whose ``%%ai`` goes through the Jupyter server's model route tells that server
+    to load the SDK now (``POST v1/warm``, nothing forwarded to a model): the server no longer
+    loads it at start (issue 31), and the first ``%%ai`` would otherwise wait for it there."""
+    if not settings.served:
+        return
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{settings.effective_base_url}/warm",
+        data=b"{}",
+        method="POST",
+        headers={"Authorization": f"Bearer {settings.api_key}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=HINT_TIMEOUT) as response:
+            response.read()
+    except OSError as exc:  # an older server, or one that is stopping: the request will tell
+        log.debug("chapyter-ext: the server's warm-up hint failed: %s", exc)
 
 
 def _prime_summary(shell: Any, settings: Any, secrets: list[str]) -> None:

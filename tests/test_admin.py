@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from traitlets import TraitError
 from traitlets.config import Config
 
 from chapyter_ext.admin import admin_config_dirs, admin_locks, stricter
@@ -110,3 +111,131 @@ def test_status_names_the_locked_settings(system: Path) -> None:
     settings = Chapyter(config=Config({"Chapyter": {"base_url": "http://127.0.0.1:9/v1"}}))
     lines = describe_endpoint(settings)
     assert "locked:   agent_policy (by the administrator: Chapyter.locked)" in lines
+
+
+def test_a_feature_locked_off_stays_off_and_one_locked_on_may_be_turned_off() -> None:
+    for feature in ("chat", "agent", "inline_completion", "mcp"):
+        assert stricter(feature, True, False) is False
+        assert stricter(feature, False, True) is False
+    assert stricter("trials", False, True) is True  # trials on is the strict side
+
+
+def test_locked_names_the_servers_settings_too(system: Path, caplog) -> None:
+    names = ["Chapyter.agent_policy", "ChapyterExtApp.models", "ChapyterExtApp.default_model"]
+    admin = {
+        "ChapyterExtApp": {"models": {"class": {"model": "class-model"}}},
+        "Chapyter": {"locked": [*names, "ServerApp.ip", "nonsense"]},
+    }
+    (system / "jupyter_server_config.json").write_text(json.dumps(admin))
+    with caplog.at_level(logging.WARNING):
+        locks = admin_locks(Chapyter)
+    assert locks.values == {"agent_policy": "ask"}  # locked without a value: the default
+    assert locks.server["models"] == {"class": {"model": "class-model"}}
+    assert "default_model" in locks.server  # its default holds (resolved by the app)
+    assert locks.names() == [
+        "agent_policy",
+        "ChapyterExtApp.default_model",
+        "ChapyterExtApp.models",
+    ]
+    warned = [r.getMessage() for r in caplog.records]
+    assert any("'ServerApp.ip', not a setting" in line for line in warned)
+    assert any("'nonsense', not a setting" in line for line in warned)
+    # A kernel's settings name them all (%ai status shows them), and apply their own.
+    settings = Chapyter(config=Config({"Chapyter": {"agent_policy": "never"}}))
+    assert settings.locked == locks.names()
+    assert settings.agent_policy == "ask"
+
+
+def test_every_setting_the_admin_sets_is_locked_with_a_star(system: Path) -> None:
+    (system / "ipython_kernel_config.py").write_text(
+        'c.Chapyter.model = "class-model"\n'
+        "c.Chapyter.secret_names.append('MYCORP_*')\n"
+        'c.ChapyterExtApp.default_model = "class"\n'
+        'c.Chapyter.locked = ["*"]\n'
+    )
+    locks = admin_locks(Chapyter)
+    assert locks.values == {"model": "class-model", "secret_names": ["MYCORP_*"]}
+    assert locks.server == {"default_model": "class"}
+    mine = {"model": "my-model", "secret_names": ["MINE"], "temperature": 1.0}
+    settings = Chapyter(config=Config({"Chapyter": mine}))
+    assert (settings.model, settings.secret_names) == ("class-model", ["MYCORP_*"])
+    assert settings.temperature == 1.0  # not set by the administrator: not locked
+    assert settings.overridden == [
+        "Chapyter.model is locked by the administrator to 'class-model': your 'my-model' is "
+        "not used.",
+        "Chapyter.secret_names is locked by the administrator to ['MYCORP_*']: your ['MINE'] "
+        "is not used.",
+    ]
+
+
+def test_a_locked_secret_is_never_shown(system: Path) -> None:
+    admin_key, my_key = "sk-admin-0123456789abcdef", "sk-mine-0123456789abcdef"
+    write(system, "jupyter_server_config.json",
+          {"api_key": admin_key, "extra_headers": {"X-Key": "hdr-admin-0123456789"},
+           "locked": ["api_key", "extra_headers"]})  # fmt: skip
+    mine = {"api_key": my_key, "extra_headers": {"X-Key": "hdr-mine-0123456789"}}
+    settings = Chapyter(config=Config({"Chapyter": mine}))
+    assert settings.api_key == admin_key
+    assert settings.overridden == [
+        "Chapyter.api_key is locked by the administrator: your value is not used.",
+        "Chapyter.extra_headers is locked by the administrator: your value is not used.",
+    ]
+
+
+def test_a_refused_value_falls_back_on_the_server_and_raises_in_a_kernel(system: Path) -> None:
+    write(system, "jupyter_server_config.json", {"agent_policy": "risky"})
+    mine = Config({"Chapyter": {"agent_policy": "bogus", "fix_retries": 9, "temperature": 1.0}})
+    # A kernel's %config and config files: one line, as before.
+    with pytest.raises(TraitError, match="agent_policy must be one of ask, risky, never"):
+        Chapyter(config=mine)
+    # The server's: each refused setting falls back, the others stand.
+    settings = Chapyter(config=mine, lenient=True)
+    assert (settings.agent_policy, settings.fix_retries, settings.temperature) == ("risky", 1, 1.0)
+    assert settings.overridden == [
+        "Chapyter.agent_policy must be one of ask, risky, never, not 'bogus'; the "
+        "administrator's 'risky' is used instead.",
+        "Chapyter.fix_retries must be a whole number from 0 to 5, not 9; the default 1 is used "
+        "instead.",
+    ]
+
+
+def test_a_lock_without_a_value_holds_the_environments_endpoint_and_key(
+    system: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hub sets the endpoint and each user's key in the server's environment
+    # (Spawner.environment); the administrator locks them without writing them in a file.
+    hub_key = "sk-hub-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://llm-gateway.example:4000/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", hub_key)
+    write(system, "jupyter_server_config.json", {"locked": ["base_url", "api_key"]})
+    mine = {"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-mine-0123456789abcdef"}
+    settings = Chapyter(config=Config({"Chapyter": mine}))
+    assert settings.base_url == "http://llm-gateway.example:4000/v1"
+    assert settings.api_key == hub_key
+    assert settings.allowed("base_url", "http://other/v1") == "http://llm-gateway.example:4000/v1"
+    assert settings.overridden == [
+        "Chapyter.base_url is locked by the administrator to "
+        "'http://llm-gateway.example:4000/v1': your 'http://127.0.0.1:9/v1' is not used.",
+        "Chapyter.api_key is locked by the administrator: your value is not used.",
+    ]
+    # Nobody's own value: nothing to say.
+    assert Chapyter().overridden == []
+
+
+def test_a_default_giving_way_to_a_lock_is_no_users_value(system: Path, capsys) -> None:
+    # A kernel reads the locks of the server's file but not its values: its defaults give
+    # way without a line about "your" value, which nobody set.
+    write(system, "jupyter_server_config.json",
+          {"inline_completion": False, "agent_max_steps": 8,
+           "locked": ["inline_completion", "agent_max_steps"]})  # fmt: skip
+    settings = Chapyter()
+    assert (settings.inline_completion, settings.agent_max_steps) == (False, 8)
+    assert settings.overridden == []
+    capsys.readouterr()
+    settings.update_config(Config({"Chapyter": {"agent_max_steps": 20}}))  # %config
+    assert settings.agent_max_steps == 8
+    line = "Chapyter.agent_max_steps is locked by the administrator to at most 8: your 20 is not "
+    line += "used."
+    assert settings.overridden == [line]
+    # Under the %config cell, once.
+    assert capsys.readouterr().err == f"chapyter-ext: {line}\n"

@@ -607,3 +607,42 @@ def test_mcp_tools_and_project_rules_come_from_the_same_config_as_the_server(
     assert "Always answer in metric units." in system and "AGENTS.md" in system
     tool = next(m for m in second.messages if m["role"] == "tool")
     assert '"timezone": "UTC"' in tool["content"]
+
+
+def admin_agent(server, notebook: Path, home: Path, admin: dict, *args: str):
+    """``chapyter-ext agent`` under an administrator's system-wide file ``admin``."""
+    system = home.parent / "etc-jupyter"
+    system.mkdir(exist_ok=True)
+    (system / "jupyter_server_config.json").write_text(json.dumps(admin))
+    env = {**agent_env(server, home), "JUPYTER_CONFIG_PATH": str(system)}
+    return subprocess.run(
+        [sys.executable, "-m", "chapyter_ext.cli", "agent", str(notebook), QUESTION, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_agent_turned_off_by_the_administrator_refuses_in_one_line(server, notebook, tmp_path):
+    original = notebook.read_bytes()
+    admin = {"Chapyter": {"agent": False, "locked": ["agent"]}}
+    out = admin_agent(server, notebook, tmp_path / "ipython", admin, "--yes")
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        "chapyter-ext agent: agent mode is turned off (Chapyter.agent)."
+    ]
+    assert notebook.read_bytes() == original
+    assert server.requests == []
+
+
+def test_a_looser_policy_on_the_command_line_runs_under_the_lock(server, notebook, tmp_path):
+    admin = {"Chapyter": {"agent_policy": "risky", "locked": ["agent_policy"]}}
+    server.script(Reply(tool_calls=[run_code("print(6 * 7)")]), Reply("It printed 42."))
+    out = admin_agent(server, notebook, tmp_path / "ipython", admin, "--policy", "never")
+    assert out.returncode == 0, out.stderr
+    line = (
+        "Your administrator requires approval policy at least 'risky' (not 'never'): this run "
+        "uses 'risky'."
+    )
+    assert (out.stdout + out.stderr).count(line) == 1, out.stdout + out.stderr

@@ -9,6 +9,7 @@ import io
 import subprocess
 import sys
 from contextlib import redirect_stdout
+from types import SimpleNamespace
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -129,16 +130,16 @@ def test_config_reaches_the_trait():
     assert Chapyter().warm_up is True
 
 
-def test_the_server_warm_up_makes_the_first_loops_http_client(monkeypatch):
-    from chapyter_ext.config import Chapyter
+def test_the_servers_sdk_load_makes_the_first_loops_http_client(monkeypatch):
     from chapyter_ext.llm import Endpoint
 
     monkeypatch.setattr(clients, "_spare_async_http", [])
     monkeypatch.setattr(clients, "_async_http", {})
     monkeypatch.setattr(clients, "_async_clients", clients.OrderedDict())
-    thread = warmup.start_server_warm_up(Chapyter())
-    assert thread is not None
-    thread.join(timeout=60)
+    monkeypatch.setattr(clients, "_sdk_load", [])
+    loading = clients.load_sdk()
+    assert clients.load_sdk() is loading  # once per process, whoever asks
+    loading.result(timeout=60)
     assert len(clients._spare_async_http) == 1
     spare = clients._spare_async_http[0]
 
@@ -154,9 +155,9 @@ def test_the_server_warm_up_makes_the_first_loops_http_client(monkeypatch):
     assert clients._spare_async_http == []
 
 
-def test_the_server_warm_up_can_be_turned_off():
-    config = Config()
-    config.Chapyter.warm_up = False
-    from chapyter_ext.config import Chapyter
+def test_the_servers_warm_up_can_be_turned_off(monkeypatch):
+    from chapyter_ext.server.warm import start_warm_up
 
-    assert warmup.start_server_warm_up(Chapyter(config=config)) is None
+    monkeypatch.setattr(clients, "_sdk_load", [])
+    assert start_warm_up(SimpleNamespace(warm_up_sdk=False)) is False
+    assert clients._sdk_load == []

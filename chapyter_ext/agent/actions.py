@@ -3,7 +3,8 @@ halt), the record of a step for the history and undo, and the next request to th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from .tools import OP_RUN_CELL, Tool
@@ -102,10 +103,17 @@ class StepRecord:
     shown: str = ""
     #: What the step's trial saw: ``{status, concerns, preview, ran}`` (None: no trial).
     trial: dict[str, Any] | None = None
+    #: What the tool's record says the browser does (``run_cell``, ``call``, ...).
+    op: str = ""
+    #: The MCP server the tool belongs to ("" for the built-in ones).
+    server: str = ""
+    #: The call's arguments, redacted, as shown and carried out.
+    arguments: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """What the chat history keeps: ``{step_id, tool, title, code, cell_id, outcome}``,
-        and ``trial`` when one was made."""
+        ``trial`` when one was made, and for a tool other than run_code (whose code and cell
+        say it all) its ``server``, ``arguments`` (JSON) and ``result`` when it has them."""
         kept: dict[str, Any] = {
             "step_id": self.step_id,
             "tool": self.kind,
@@ -116,6 +124,15 @@ class StepRecord:
         }
         if self.trial is not None:
             kept["trial"] = self.trial
+        if self.op != OP_RUN_CELL:
+            details = {
+                "server": self.server,
+                "arguments": json.dumps(self.arguments, ensure_ascii=False, default=str)
+                if self.arguments
+                else "",
+                "result": self.shown,
+            }
+            kept.update({key: value for key, value in details.items() if value})
         return kept
 
 

@@ -100,8 +100,15 @@ def run_agent_file(
     if not question.strip():
         raise AgentRunError("the question is empty.")
     settings = settings if settings is not None else load_settings()
+    if not settings.agent:
+        raise AgentRunError("agent mode is turned off (Chapyter.agent).")
     if policy is not None:
-        settings.agent_policy = policy
+        # The administrator's lock holds against the command line too.
+        settings.agent_policy = settings.allowed("agent_policy", policy)
+        if settings.agent_policy != policy and on_line is not None:
+            floor = settings.admin_locks().describe("agent_policy")
+            used = settings.agent_policy
+            on_line(f"Your administrator requires approval policy {floor}: this run uses {used!r}.")
     if settings.agent_policy == "ask" and not yes:
         raise AgentRunError(
             "the approval policy 'ask' wants approval before every run, and no one can approve "
@@ -142,7 +149,7 @@ def run_agent_file(
                     "and no one can review here: pass --yes, or set "
                     "Chapyter.local_review = False."
                 )
-            tools = blocking_mcp_tools()
+            tools = blocking_mcp_tools() if settings.mcp else None
             turn = _Turn(
                 run, settings, local, endpoint, [s for s in secrets if s], cwd=cwd, tools=tools
             )

@@ -337,6 +337,9 @@ class AgentLoop:
             cell=cell if isinstance(cell, str) else "",
             purpose=action.purpose,
             title=action.title,
+            op=tool.op,
+            server=tool.server,
+            arguments={} if tool.op == OP_RUN_CELL else dict(arguments),
         )
         self.steps.append(record)
         self._records[step_id] = record

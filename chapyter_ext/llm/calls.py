@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .clients import async_client, sync_client
+from .clients import async_client, sdk_loaded, sync_client
 from .endpoint import Completion, Endpoint
 from .errors import bad_response, check_request, empty_error, to_llm_error
 from .retry import CallbackError, Progress, wait_or_raise, with_retries
@@ -110,6 +110,7 @@ async def astream(
 async def alist_models(endpoint: Endpoint) -> list[str]:
     """Async :func:`list_models`."""
     check_request(endpoint, [])
+    await sdk_loaded()
     client = async_client(endpoint)
     attempts = 0
     while True:
@@ -128,6 +129,7 @@ async def astream_fim(endpoint: Endpoint, prompt: str, suffix: str) -> AsyncGene
     response; every failure is an :class:`LLMError`.
     """
     check_request(endpoint, [])
+    await sdk_loaded()
     client = async_client(endpoint)
     stream = None
     progress = Progress()
@@ -203,6 +205,7 @@ async def astream_step(
     ``extra_body``: as for :func:`complete_step`.
     """
     check_request(endpoint, messages)
+    await sdk_loaded()  # off the event loop, if nothing loaded it yet
     client = async_client(endpoint)
     attempts = 0
     while True:

@@ -1,8 +1,11 @@
-"""Pooled SDK clients: one HTTP connection pool for sync calls, one per event loop for async."""
+"""Pooled SDK clients: one HTTP connection pool for sync calls, one per event loop for async;
+and the SDK loaded off the event loop (:func:`load_sdk`, :func:`sdk_loaded`)."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import threading
 import weakref
 from collections import OrderedDict
@@ -27,6 +30,20 @@ _async_clients: OrderedDict[tuple, tuple[weakref.ref, Any]] = OrderedDict()
 _async_http: dict[int, tuple[weakref.ref, Any]] = {}
 # An async HTTP client made ahead of time (warm_async_http), for the first event loop to ask.
 _spare_async_http: list[Any] = []
+# The SDK's load on its thread (load_sdk): its future, once started.
+_sdk_load: list[concurrent.futures.Future[None]] = []
+
+log = logging.getLogger(__name__)
+
+#: A streamed chunk as endpoints send it: validating one builds the type's pydantic validator,
+#: which the first chunk of the first answer would otherwise build.
+SAMPLE_CHUNK = {
+    "id": "warm-up",
+    "object": "chat.completion.chunk",
+    "created": 0,
+    "model": "warm-up",
+    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "x"}}],
+}
 
 
 def _client_key(endpoint: Endpoint) -> tuple:
@@ -146,9 +163,9 @@ def warm_clients(endpoint: Endpoint | None) -> None:
 def warm_async_http() -> None:
     """Import the SDK and make an async HTTP client for the first event loop that asks.
 
-    The server calls this on a thread at start: otherwise the first chat request imports the
-    SDK (~0.5 s) and loads the CA bundle on the event loop, which stalls the whole server.
-    An async client is bound to a loop only once it is used, so making it here is safe.
+    :func:`load_sdk` calls this on a thread: otherwise the first chat request imports the SDK
+    (~0.5 s) and loads the CA bundle on the event loop, which stalls the whole server. An
+    async client is bound to a loop only once it is used, so making it here is safe.
     """
     import openai
 
@@ -165,6 +182,52 @@ def warm_async_http() -> None:
     with _cache_lock:
         if not _spare_async_http and not _async_http:
             _spare_async_http.append(client)
+
+
+def warm_chunk_validator() -> None:
+    """Build the pydantic validator of the streamed chunk type (imports the SDK's types)."""
+    from openai.types.chat import ChatCompletionChunk
+
+    ChatCompletionChunk.model_validate(SAMPLE_CHUNK)
+
+
+def load_sdk() -> concurrent.futures.Future[None]:
+    """Load what the first async call needs, on a daemon thread, once per process: the SDK
+    (~0.5 s and ~30 MB, most of it pydantic building its types), an async HTTP client with
+    its CA bundle (:func:`warm_async_http`) and the chunk type's validator. The future of that
+    work, the same for every caller; it never fails (the first request reports any error).
+
+    The Jupyter server starts it on the page's hint (``POST chapyter-ext/warm``) or its first
+    request that calls a model (:func:`sdk_loaded`), not at start: an idle server that nobody
+    chats with never pays for it (issue 31).
+    """
+    with _cache_lock:
+        if _sdk_load:
+            return _sdk_load[0]
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        _sdk_load.append(future)
+
+    def load() -> None:
+        try:
+            warm_async_http()
+            warm_chunk_validator()
+        except Exception as exc:  # the first request reports whatever is wrong
+            log.debug("chapyter-ext: loading the SDK stopped: %s", exc)
+        finally:
+            future.set_result(None)
+
+    threading.Thread(target=load, name="chapyter-ext-sdk-load", daemon=True).start()
+    return future
+
+
+async def sdk_loaded() -> None:
+    """Return once the SDK is loaded (:func:`load_sdk`, started here if nothing has yet),
+    without blocking the running loop: a first request that nothing warmed waits for the
+    import on its thread while the server serves everyone else. Every async call of
+    :mod:`.calls` and the server's model route await it before their first SDK client."""
+    future = load_sdk()
+    if not future.done():
+        await asyncio.wrap_future(future)
 
 
 def _loop_gone(loop: asyncio.AbstractEventLoop | None) -> bool:

@@ -11,26 +11,30 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, default, validate
 
+from ..admin import SERVER, fall_back
 from ..agent.tools.mcp import McpToolSource
 from ..config import Chapyter
+from ..config_values import load_each
 from ..endpoints import ModelRegistry
 from ..llm import aclose_clients
 from ..mcp import McpServers
 from ..mcp.config import CALL_TIMEOUT, START_TIMEOUT
 from ..redact import Redactor
 from ..redact.logs import install_log_redaction
-from ..warmup import start_server_warm_up
 from .agent import AgentService
 from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
 from .complete import CompletionService
 from .complete_handlers import completion_handlers
-from .contents_events import ContentsBridge
+from .contents_events import ContentsBridge, contents_root_name
+from .features import Features
 from .handlers import handlers
 from .history import ChatHistoryStore
 from .history_handlers import history_handlers
 from .kernel_access import KernelAccess, server_url
 from .model_proxy import proxy_handlers
 from .nodelay import kernel_websockets_without_nagle
+from .overrides import hold_app_locks, mcp_files, model_registry
+from .warm import warm_handlers
 
 #: Seconds between two checks for deleted notebooks' chats past their retention.
 PRUNE_INTERVAL = 3600.0
@@ -59,6 +63,13 @@ class ChapyterExtApp(ExtensionApp):
     kernel_access: KernelAccess
     #: ``Chapyter.save_chat_in_notebook``, as this server reads it (``GET config`` says it).
     save_chat_in_notebook = False
+    #: The features on (``Chapyter.chat``, ``agent``, ``inline_completion``, ``mcp``).
+    features = Features()
+    #: One line per setting a lock or a refused value replaced (``server/overrides.py``):
+    #: logged at start, in ``GET config``'s ``notices`` for the chat to show.
+    notices: tuple[str, ...] = ()
+    #: ``Chapyter.warm_up``: the SDK loads on a hint (``server/warm.py``), never at start.
+    warm_up_sdk = False
 
     models = Dict(
         key_trait=Unicode(),
@@ -81,6 +92,17 @@ class ChapyterExtApp(ExtensionApp):
         config=True,
         help="Folder holding the chat history of each notebook (one JSON file per notebook). "
         "Default: chapyter-ext/chats under Jupyter's data directory.",
+    )
+    contents_root = Unicode(
+        "",
+        config=True,
+        help="The name the chat history gives the folder this server serves: a notebook with "
+        "no id yet is found by it and its path, so servers sharing history_dir never take "
+        "each other's notebooks of the same path for their own. Empty: the real path of the "
+        "contents manager's root_dir (for a contents manager that is not a local folder, its "
+        "class and root_dir). Set it for a remote store whose root_dir does not say which "
+        "one it is, e.g. 's3://bucket/prefix', or on machines that share a home folder and "
+        "each serve a local folder at the same path, e.g. 'node1:/scratch/me/project'.",
     )
     max_history_messages = Int(
         200,
@@ -178,16 +200,34 @@ class ChapyterExtApp(ExtensionApp):
             raise TraitError(f"{proposal['trait'].name} must not be negative")
         return proposal["value"]
 
+    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
+        # A value one setting refuses (a typo in a user's config) must not take the extension
+        # down: that setting falls back (server/overrides.py), the others stand.
+        load = super()._load_config
+        try:
+            load(cfg, section_names=section_names, traits=traits)
+        except TraitError:
+            every = traits if traits is not None else self.traits(config=True)
+            parts = load_each(lambda part: load(part, section_names, traits), cfg, every)
+            lines = [fall_back(self, SERVER, name, err) for name, err in parts]
+            # The server's config comes through here more than once: one line each.
+            self.notices = (*self.notices, *(n for n in lines if n not in self.notices))
+
     def initialize_settings(self) -> None:
         """Build the shared services once: endpoints, history store, chat service."""
+        # The administrator's locks on this app's settings, before any of them is read.
+        notices = [*self.notices, *hold_app_locks(self, Chapyter)]
         # parent=self: c.Chapyter.* from the server's config files and command line applies.
-        shared = Chapyter(parent=self)
+        shared = Chapyter(parent=self, lenient=True)
+        self.features = Features.from_settings(shared)
         # With no endpoint configured at all, the bundled local model (if installed), which
-        # the registry starts on first use.
-        registry = ModelRegistry.from_config(self.models, self.default_model, shared)
+        # the registry starts on first use. A list that cannot be used falls back, saying so.
+        registry, lines = model_registry(self.models, self.default_model, shared)
+        notices.extend(lines)
         # The agent's MCP servers: none starts before an agent turn needs it.
         mcp = McpServers.from_config(
-            self.mcp_servers,
+            self.mcp_servers if self.features.mcp else {},
+            files=mcp_files(Chapyter) if self.features.mcp else [],
             start_timeout=self.mcp_start_timeout,
             call_timeout=self.mcp_call_timeout,
             log=self.log,
@@ -207,11 +247,19 @@ class ChapyterExtApp(ExtensionApp):
         # environment at INFO): no key in it.
         for logger in {self.log, getattr(self.serverapp, "log", self.log)}:
             install_log_redaction(logger, secrets)
+        self.notices = tuple(redactor(line) for line in (*shared.overridden, *notices))
+        for line in self.notices:
+            self.log.warning("chapyter-ext: %s", line)
+        contents_manager = getattr(self.serverapp, "contents_manager", None)
         store = ChatHistoryStore(
             os.path.expanduser(self.history_dir),
+            # Issue 31: a chat belongs to one notebook of one project.
+            contents_root=self.contents_root
+            or contents_root_name(contents_manager, getattr(self.serverapp, "root_dir", "")),
             max_messages=self.max_history_messages,
             max_chats=self.max_chats_per_notebook,
             redactor=redactor,
+            log=self.log,
         )
         history = HistoryWorker(store)
         # Issue 23: chats follow their notebook through the contents events, and (opt-in)
@@ -253,7 +301,7 @@ class ChapyterExtApp(ExtensionApp):
             keep_keys=shared.kernel_keys,
             model=registry.model_name(None),
             local=registry.is_local(None),
-            models_locked=bool({"model", "base_url"} & set(shared.admin_locks().values)),
+            models_locked=_models_locked(shared),
             log=self.log,
         )
         gateway = getattr(getattr(self.serverapp, "gateway_config", None), "gateway_enabled", False)
@@ -261,7 +309,8 @@ class ChapyterExtApp(ExtensionApp):
             self.kernel_access.install()
         if self.kernel_nodelay:  # issue 16; self.settings goes into the web app's settings
             kernel_websockets_without_nagle(self.settings)
-        start_server_warm_up(shared)  # issue 16: the SDK, off the event loop
+        # Issue 31: the SDK (~30 MB) loads on the page's or a kernel's hint, not at start.
+        self.warm_up_sdk = shared.warm_up
         self.completions = CompletionService(  # issue 15: inline completion
             registry,
             model=shared.completion_model,
@@ -270,7 +319,7 @@ class ChapyterExtApp(ExtensionApp):
             context_chars=shared.completion_context_chars,
             redactor=redactor,
             log=self.log,
-            enabled=shared.inline_completion,
+            enabled=self.features.inline_completion,
         )
         # Names and hosts only: the URL may carry userinfo and the key must never be logged.
         self.log.info(
@@ -292,6 +341,7 @@ class ChapyterExtApp(ExtensionApp):
         self.handlers.extend(history_handlers())
         self.handlers.extend(completion_handlers())
         self.handlers.extend(proxy_handlers())
+        self.handlers.extend(warm_handlers())
 
     async def count_kernel_usage(self, kernel_id: str | None, model: str, usage: Any) -> None:
         """What a kernel asked of a model through the server, counted in the usage of its
@@ -372,3 +422,12 @@ class ChapyterExtApp(ExtensionApp):
         await aclose_clients()
         if registry is not None:
             await registry.aclose()  # stops the local model's server if we started it
+
+
+def _models_locked(settings: Chapyter) -> bool:
+    """Whether the administrator locks which models a kernel may ask for: the endpoint or the
+    model (``Chapyter.locked``), or the list and the default (``ChapyterExtApp``'s)."""
+    locks = settings.admin_locks()
+    return bool(
+        {"model", "base_url"} & set(locks.values) or {"models", "default_model"} & set(locks.server)
+    )

@@ -11,8 +11,11 @@ the same way, so no route meets a ``RecursionError`` or a lone surrogate further
 Bodies are streamed (``@stream_request_body``), so nothing is read before
 :meth:`ChapyterHandler.prepare` has run on the headers alone: a request without a user is
 refused there (403), a declared ``Content-Length`` above the route's ``max_body_bytes`` too
-(413), and a chunked body is cut off (413) as soon as it grows past it. The connection is then
-closed, unread.
+(413), and a chunked body is cut off (413) as soon as it grows past it. What the connection
+becomes is :mod:`.refusals`' (issue 31): a refused request with a small body (or none) is
+answered once that body has been read and dropped, and the connection stays open for the next
+request; a larger body is never read, and the answer says ``Connection: close`` before the
+connection closes (without a reset, so that a proxy relays the answer and opens a new one).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 from http.client import responses
 from typing import Any, cast
 
+import tornado.iostream
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
@@ -30,10 +34,12 @@ from ..llm import LLMError
 from ..redact import Redactor, one_line, redact_traceback
 from .chat import ChatError, ChatService, HistoryWorker
 from .history import HistoryError, repair_text
+from .refusals import DRAIN_BYTES, drains, linger
 from .services import Services
 
 # Status for each error kind raised by our own code; an LLM failure is the upstream's fault.
-KIND_STATUS = {"bad_request": 400, "not_found": 404, "busy": 429}
+KIND_STATUS = {"bad_request": 400, "forbidden": 403, "not_found": 404, "busy": 429}
+KIND_STATUS["disabled"] = 403  # a feature turned off on this server (server/features.py)
 UPSTREAM_STATUS = {"timeout": 504}
 STATUS_KIND = {
     400: "bad_request",
@@ -130,9 +136,40 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
     max_body_bytes = MAX_BODY_BYTES
     #: Body bytes received so far (never more than ``max_body_bytes``).
     _body: bytearray | None = None
+    #: Whether the body is still unread, so that an answer now is the connection's last (till
+    #: :meth:`prepare` hands over to the body, or to a refusal answered after it).
+    _before_body = True
+    #: The refusal answered once the (small) body has been read and dropped, and how much of
+    #: it was (:mod:`.refusals`).
+    _refusal: tornado.web.HTTPError | None = None
+    _dropped = 0
+    #: Whether the answer ends the connection (it says ``Connection: close``).
+    _closing = False
 
     async def prepare(self) -> None:  # type: ignore[override]  # as APIHandler's own
-        """Decide on the headers alone, before any of the body is read.
+        """Decide on the headers alone, before any of the body is read (:meth:`admit`, then
+        the declared size); a refusal waits for a small body (:mod:`.refusals`)."""
+        try:
+            await self.admit()
+            if self._finished:  # jupyter_server answered itself: before the body
+                return
+            declared = self.request.headers.get("Content-Length", "")
+            # A malformed length is tornado's to refuse (400) when it reads the body.
+            if declared.strip().isdigit() and int(declared) > self.max_body_bytes:
+                raise body_too_large(self.max_body_bytes)
+        except tornado.web.HTTPError as err:
+            if not drains(self.request.headers):
+                await self._answer_before_body(err)
+                return
+            self._refusal = err
+            # Tornado calls the verb once the body is in: the refusal answers in its place.
+            setattr(self, (self.request.method or "get").lower(), self._answer_refusal)
+        else:
+            self._body = bytearray()
+        self._before_body = False
+
+    async def admit(self) -> None:
+        """Who asks, on the headers alone; an ``HTTPError`` refuses.
 
         jupyter_server's own ``prepare`` comes first, in its order: host check, who the user
         is, CORS, XSRF for other verbs than GET/HEAD/OPTIONS (the ``X-XSRFToken`` header or a
@@ -140,7 +177,7 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
         no user when the server requires one. Every verb here needs a user even where the
         server allows anonymous access elsewhere, and ``@authenticated`` on a verb only runs
         after the body: so no user is a 403 here (a CORS preflight, ``OPTIONS``, is marked
-        ``@allow_unauthenticated`` by jupyter_server and passes). Then the declared size.
+        ``@allow_unauthenticated`` by jupyter_server and passes).
         """
         await super().prepare()
         if self._finished:
@@ -148,23 +185,67 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
         verb = getattr(self, (self.request.method or "").lower(), None)
         if not self.current_user and not getattr(verb, "__allow_unauthenticated", False):
             raise tornado.web.HTTPError(403)
-        self._body = bytearray()
-        declared = self.request.headers.get("Content-Length", "")
-        # A malformed length is tornado's to refuse (400) when it reads the body.
-        if declared.strip().isdigit() and int(declared) > self.max_body_bytes:
-            raise body_too_large(self.max_body_bytes)
+
+    def _answer_refusal(self, *args: Any, **kwargs: Any) -> None:
+        """The verb of a refused request: its refusal, now that the body is read."""
+        assert self._refusal is not None
+        raise self._refusal
 
     def data_received(self, chunk: bytes) -> None:
-        """Keep a piece of the body; past ``max_body_bytes``, answer 413 and stop reading."""
-        if self._body is None or self._finished:
+        """Keep a piece of the body; past ``max_body_bytes``, answer 413 and stop reading.
+        A refused request's body is dropped, and cut off past ``DRAIN_BYTES`` (chunked)."""
+        if self._finished:
+            return
+        if self._refusal is not None:
+            self._dropped += len(chunk)
+            if self._dropped > DRAIN_BYTES:
+                self._answer_mid_body(self._refusal)
+            return
+        if self._body is None:
             return
         if len(self._body) + len(chunk) > self.max_body_bytes:
             self._body = None
-            err = body_too_large(self.max_body_bytes)
-            self.log_exception(type(err), err, None)
-            self.send_error(413, exc_info=(type(err), err, None))
+            self._answer_mid_body(body_too_large(self.max_body_bytes))
             return
         self._body.extend(chunk)
+
+    def _answer_mid_body(self, err: tornado.web.HTTPError) -> None:
+        """Answer ``err`` without reading the rest of the body: tornado closes the connection
+        after it, as the answer says."""
+        self._closing = True
+        self.log_exception(type(err), err, None)
+        self.send_error(err.status_code, exc_info=(type(err), err, None))
+
+    def finish(self, *args: Any, **kwargs: Any) -> Any:
+        """Finish; an answer that leaves the body unread says ``Connection: close``."""
+        if (self._before_body or self._closing) and not self._headers_written:
+            # Tornado closes such a connection without saying so: a proxy that keeps
+            # connections open would send the next request on it (issue 31).
+            self._closing = True
+            self.set_header("Connection", "close")
+        return super().finish(*args, **kwargs)
+
+    async def _answer_before_body(self, err: tornado.web.HTTPError) -> None:
+        """Answer ``err`` and never read the body: the answer goes out saying the connection
+        closes, the connection is held while the client reads it (:func:`.refusals.linger`),
+        then tornado closes it."""
+        self.log_exception(type(err), err, None)
+        status, body = self._error_body(err, err.status_code)
+        self.clear()
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.set_header("Content-Length", len(body))
+        self.set_header("Connection", "close")
+        self._closing = True
+        self.write(body)
+        stream = getattr(self.request.connection, "stream", None)
+        try:
+            await self.flush()
+            if stream is not None:
+                await linger(stream)
+        except tornado.iostream.StreamClosedError:
+            pass  # the client went first
+        self.finish()
 
     def json_body(self) -> dict[str, Any]:
         """The request body as a JSON object (bounded, Unicode repaired), or a 400."""
@@ -202,14 +283,18 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
             return 500, "internal", "Internal error; see the server log."
         return status, STATUS_KIND.get(status, "error"), responses.get(status, "Error")
 
+    def _error_body(self, err: BaseException | None, status_code: int) -> tuple[int, bytes]:
+        """The status and body of an error: ``{"error": {"kind", "message"}}``."""
+        status, kind, message = self._error_for(err, status_code)
+        return status, json.dumps({"error": {"kind": kind, "message": message}}).encode()
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """Every error as ``{"error": {"kind", "message"}}``: no traceback, no secret."""
         exc_info = kwargs.get("exc_info")
-        err = exc_info[1] if exc_info else None
-        status, kind, message = self._error_for(err, status_code)
+        status, body = self._error_body(exc_info[1] if exc_info else None, status_code)
         self.clear()
         self.set_status(status)
-        self.finish(json.dumps({"error": {"kind": kind, "message": message}}))
+        self.finish(body)
 
     def send_error(self, status_code: int = 500, **kwargs: Any) -> None:
         """Tornado calls this for uncaught exceptions; our own kinds pick their status."""

@@ -21,6 +21,9 @@ MAX_NOTEBOOK_PATH = 4096
 _MESSAGE_FIELDS = ("id", "role", "content", "model", "created", "status", "error")
 #: What an agent turn records of each step it ran (all strings), and how much of it is kept.
 STEP_FIELDS = ("step_id", "tool", "title", "code", "cell_id", "outcome")
+#: What a step of a tool other than run_code also keeps (strings, left out when empty): the
+#: MCP server it belongs to, its arguments as JSON and what the model was told of its result.
+STEP_DETAILS = ("server", "arguments", "result")
 MAX_STEPS = 100
 MAX_STEP_CODE = 20_000
 #: Lines of a step's trial kept, and characters per line.
@@ -54,19 +57,24 @@ class ChatMessage:
     #: Why the reply failed, one line (status "error" only), so a reload still says why.
     error: str = ""
     #: An agent turn's steps, in order: ``{step_id, tool, title, code, cell_id, outcome}`` (all
-    #: strings; tool and title are "" in histories older than the tool registry).
+    #: strings; tool and title are "" in histories older than the tool registry), with
+    #: :data:`STEP_DETAILS` for tools other than run_code and ``trial`` when one was made.
     steps: tuple[dict[str, Any], ...] = ()
     #: What a reply used: token counts and ``cost`` (:func:`chapyter_ext.llm.usage.clean_usage`).
     usage: dict[str, Any] | None = None
     #: The verdicts of the answer's code blocks (``guards.answers.code_block_checks``):
     #: ``{block_id, runnable, problem}``; the browser offers to run only those that passed.
     checks: tuple[dict[str, Any], ...] = ()
+    #: Taken from a chat a notebook carried in its metadata (set by this server on import,
+    #: whatever the file said): shown read-only, its cell links and statuses not acted on.
+    imported: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (the shape the history endpoint returns).
 
-        ``steps`` appears only on agent turns, ``usage`` only on replies that reported it and
-        ``checks`` only on answers with code, so other messages keep their old shape.
+        ``steps`` appears only on agent turns, ``usage`` only on replies that reported it,
+        ``checks`` only on answers with code and ``imported`` only when true, so other
+        messages keep their old shape.
         """
         data: dict[str, Any] = asdict(self)
         for key in ("steps", "checks"):
@@ -75,6 +83,8 @@ class ChatMessage:
                 del data[key]
         if self.usage is None:
             del data["usage"]
+        if not self.imported:
+            del data["imported"]
         return data
 
     @classmethod
@@ -98,6 +108,7 @@ class ChatMessage:
             steps=clean_steps(data.get("steps")),
             usage=clean_usage(data.get("usage")),
             checks=clean_checks(data.get("checks")),
+            imported=data.get("imported") is True,
         )
 
 
@@ -139,7 +150,7 @@ def clean_trial(value: Any) -> dict[str, Any] | None:
 def clean_steps(value: Any) -> tuple[dict[str, Any], ...]:
     """The readable steps of ``value``: damaged ones (not an object, a field that is not a
     string, no ``step_id``) are dropped rather than failing the message; bounded in number and
-    code length; unknown fields are left out (a damaged ``trial`` too)."""
+    code length; unknown fields are left out (a damaged ``trial`` or detail too)."""
     if not isinstance(value, (list, tuple)):
         return ()
     steps = []
@@ -150,6 +161,10 @@ def clean_steps(value: Any) -> tuple[dict[str, Any], ...]:
         if not all(isinstance(v, str) for v in step.values()) or not step["step_id"]:
             continue
         step["code"] = step["code"][:MAX_STEP_CODE]
+        for key in STEP_DETAILS:
+            detail = item.get(key)
+            if isinstance(detail, str) and detail:
+                step[key] = detail[:MAX_STEP_CODE]
         trial = clean_trial(item.get("trial"))
         if trial is not None:
             step["trial"] = trial

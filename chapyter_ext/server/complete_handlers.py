@@ -60,12 +60,8 @@ class CompleteHandler(ChapyterHandler):
     async def post(self) -> None:
         """Events ``token``... then ``done`` or ``error`` (a failure of the model is an event,
         not an HTTP error, so the browser reads every outcome the same way)."""
-        if not self.completions.enabled:
-            # The administrator turned it off: the browser stops asking (kind "disabled").
-            self.set_status(403)
-            message = "Inline completion is turned off on this server (Chapyter.inline_completion)."
-            self.finish(json.dumps({"error": {"kind": "disabled", "message": message}}))
-            return
+        # Turned off for everyone: 403 "disabled", and the browser stops asking.
+        self.app.features.require("inline_completion")
         try:
             request = CompletionRequest.parse(self.json_body())
         except CompletionError as err:

@@ -12,8 +12,11 @@
   a save that replaced something is announced on the event bus (schema
   :data:`REDACTED_SCHEMA_ID`: the path and how many outputs, never a value), which JupyterLab
   delivers to the page over ``/api/events/subscribe`` (authenticated, like every route).
+  A notebook whose metadata carries the id of another live notebook (Save As, Duplicate, an
+  upload, a file copied by hand) is saved with an id of its own, and its history is a copy.
 - **Files.** :meth:`ContentsBridge.exists` answers the history's one question about the
-  disk (is a notebook still where it was?) through the contents manager, whatever it stores.
+  disk (is a notebook still where it was?) through the contents manager, whatever it stores;
+  :func:`contents_root_name` names the folder it serves, which the history keys notebooks by.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from typing import Any
 
 from ..contract import (
@@ -28,6 +32,7 @@ from ..contract import (
     NOTEBOOK_ID_KEY,
     STORED_CHAT_KEY,
     is_notebook_id,
+    notebook_chat_info,
     with_notebook_id,
 )
 from ..redact import (
@@ -76,6 +81,30 @@ REDACTED_SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+def contents_root_name(contents_manager: Any, fallback: str = "") -> str:
+    """The name of the folder a contents manager serves, as the chat history keys notebooks.
+
+    A local folder (jupyter_server's file managers): its real path, so servers on one folder
+    agree and servers on two never do, whatever their relative paths. Any other store (S3, a
+    database, a remote file system): its class and ``root_dir``, which say which store only
+    as far as the manager's ``root_dir`` does (``ChapyterExtApp.contents_root`` says more).
+    ``fallback`` (the server's ``root_dir``) where there is no contents manager.
+    """
+    root = getattr(contents_manager, "root_dir", None)
+    root = root if isinstance(root, str) and root else fallback
+    if contents_manager is None or _is_local(contents_manager):
+        return os.path.realpath(os.path.expanduser(root)) if root else ""
+    kind = type(contents_manager)
+    return f"{kind.__module__}.{kind.__qualname__}:{root}"
+
+
+def _is_local(contents_manager: Any) -> bool:
+    """Whether the contents manager stores files in a folder of this machine."""
+    from jupyter_server.services.contents.fileio import FileManagerMixin
+
+    return isinstance(contents_manager, FileManagerMixin)
 
 
 class ContentsBridge:
@@ -197,6 +226,24 @@ class ContentsBridge:
             self.log.warning("chapyter-ext: could not tell whether %s exists: %s", path, err)
             return True
 
+    def exists_now(self, path: str) -> bool | None:
+        """Whether a file is at ``path``, without waiting (for the pre-save hook, on the event
+        loop): asked of the folder for a local contents manager, else of the manager when it
+        answers at once; None when it cannot tell."""
+        manager = self.contents_manager
+        try:
+            if _is_local(manager):
+                from jupyter_server.utils import ApiPath, to_os_path
+
+                return os.path.isfile(to_os_path(ApiPath(path), manager.root_dir))
+            result = manager.file_exists(path)
+        except Exception:
+            return None
+        if inspect.isawaitable(result):
+            _close(result)
+            return None
+        return bool(result)
+
     # -- saves ----------------------------------------------------------------------------
 
     def pre_save(self, model: dict[str, Any], path: str, **kwargs: Any) -> None:
@@ -205,7 +252,9 @@ class ContentsBridge:
 
         Runs on the event loop, inside the contents manager's save: it reads only the index
         in memory, plus the history's file when chats are saved with notebooks. A notebook
-        with no history here is left as it is (a chat it carries stays untouched).
+        with no history here is left as it is (a chat it carries stays untouched), unless the
+        id it carries is another live notebook's: then it is a copy, saved with an id of its
+        own, whose history (a copy of the chats) the history thread makes.
         """
         if not self._connected or model.get("type") != "notebook":
             return
@@ -214,14 +263,21 @@ class ContentsBridge:
             return
         self._redact_outputs(content, path)
         store = self.history.store
+        metadata = content.get("metadata")
         try:
             owner = store.bound_id(path)
-            data = store.snapshot(path) if owner and self.save_chat else None
+            copied = ""
+            if not owner:
+                carried = notebook_chat_info(metadata)["notebook_id"]
+                copied = store.copy_id(path, carried, self.exists_now) if carried else ""
+                owner = copied
+            data = store.snapshot(path) if owner and not copied and self.save_chat else None
         except HistoryError:
             return
         if not owner:
             return
-        metadata = content.get("metadata")
+        if copied:
+            self._settle_copy(path)
         if not isinstance(metadata, dict):
             metadata = content["metadata"] = {}
         chapyter = metadata.get(METADATA_KEY)
@@ -234,6 +290,24 @@ class ContentsBridge:
             else:
                 chapyter[STORED_CHAT_KEY] = stored
         metadata[METADATA_KEY] = chapyter
+
+    def _settle_copy(self, path: str) -> None:
+        """Make the copy's history on the history thread (queued before any later call)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next look-up at that path makes it
+        done = asyncio.ensure_future(self.history.run(self.history.store.settle, path))
+        self.pending.add(done)
+        done.add_done_callback(self._copy_settled)
+
+    def _copy_settled(self, done: asyncio.Future[Any]) -> None:
+        self.pending.discard(done)
+        if not done.cancelled() and done.exception() is not None:
+            self.log.error(
+                "chapyter-ext: could not copy a notebook's chats: %s",
+                redact_traceback(done.exception(), self.redact),  # type: ignore[arg-type]
+            )
 
     def _redact_outputs(self, content: dict[str, Any], path: str) -> None:
         """The configured secrets out of the outputs about to be written.

@@ -2,12 +2,14 @@
 
 Events, in order: ``start`` (``chat_id``, ``message_id``, ``model``), optionally ``notice``
 (``message``: something the user should know, e.g. that part of the history was damaged), any
-number of ``token`` (``text``), then ``done`` (``message_id``, ``text``, ``status``, and ``usage``
-when the endpoint reported it: ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, and
-``cost`` where the administrator priced the model; ``checks``: the verdicts of the answer's
-code blocks, ``{block_id, runnable, problem}``, when it has any: the browser offers to run only
-a block whose verdict passed) or ``error`` (``kind``, ``message``). A comment line
-(``: keepalive``) keeps idle proxies from closing the connection while the model thinks.
+number of ``token`` (``text``), optionally a ``notice`` again (that the question or the reply
+could not be saved: a full disk, a quota; the answer still comes), then ``done``
+(``message_id``, ``text``, ``status``, and ``usage`` when the endpoint reported it:
+``prompt_tokens``, ``completion_tokens``, ``total_tokens``, and ``cost`` where the
+administrator priced the model; ``checks``: the verdicts of the answer's code blocks,
+``{block_id, runnable, problem}``, when it has any: the browser offers to run only a block
+whose verdict passed) or ``error`` (``kind``, ``message``). A comment line (``: keepalive``)
+keeps idle proxies from closing the connection while the model thinks.
 
 An agent turn (``POST chapyter-ext/agent``, :mod:`.agent`) uses the same stream: ``start`` also
 carries ``policy``, ``tools`` and ``images``; each step is a ``step`` (``step_id``, ``kind``:

@@ -8,7 +8,6 @@ import tornado.web
 from tornado.iostream import StreamClosedError
 
 from .._version import __version__
-from ..config import Chapyter
 from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
 from ..llm import alist_models
 from ..trial.run import TrialLimits
@@ -30,7 +29,8 @@ class ConfigHandler(ChapyterHandler):
     @tornado.web.authenticated
     def get(self) -> None:
         """``{"models": [{"name", "model", "host", "tools", "images"}], "default", "version",
-        "context_budget", "agent": {"policy", "max_steps", "time_limit"}, "inline_completion"}``.
+        "context_budget", "agent": {"policy", "max_steps", "time_limit"}, "inline_completion",
+        "features": {"chat", "agent", "inline_completion", "mcp"}, "notices": [str]}``.
 
         ``context_budget`` (``Chapyter.context_budget``) is also what the browser asks the
         kernel's ``describe_variables`` for: there is one budget for the whole context.
@@ -38,10 +38,12 @@ class ConfigHandler(ChapyterHandler):
         send figures as images (``Chapyter.tool_calling``, ``Chapyter.image_input``).
         The bundled local model's entry adds ``local``, ``notice`` and ``review_first``
         (``Chapyter.local_review``: the chat inserts its code without running it).
+        ``features``: which are on (``Chapyter.chat``, ...); ``notices``: one line per setting
+        a lock or a value that could not be used replaced (the chat shows them).
         """
         models = self.models.public_info()
         # The bundled local model's code is inserted for review, not run (issue 13).
-        review = Chapyter(parent=self.app).local_review
+        review = self.app.agent.settings.local_review
         for entry in models:
             entry["tools"], entry["images"] = self.app.agent.capabilities(entry["name"])
             if entry.get("local"):
@@ -56,6 +58,8 @@ class ConfigHandler(ChapyterHandler):
                 # Issue 23: whether saving a notebook stores its chats in it (the panel says so).
                 "save_chat_in_notebook": self.app.save_chat_in_notebook,
                 "inline_completion": self.app.completions.enabled,
+                "features": self.app.features.to_json(),
+                "notices": list(self.app.notices),
             }
         )
 
@@ -113,7 +117,9 @@ class ChatHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     async def post(self) -> None:
-        """Events ``start``, ``token``..., then ``done`` or ``error`` (see the README)."""
+        """Events ``start``, ``token``..., then ``done`` or ``error`` (see the README); 403
+        ``disabled`` when the chat is off (``Chapyter.chat``)."""
+        self.app.features.require("chat")
         request = ChatRequest.parse(self.json_body(), max_chars=self.chat.max_message_chars)
         await self.stream(await self.chat.start(request))
 
@@ -163,7 +169,9 @@ class AgentHandler(ChatHandler):
     @tornado.web.authenticated
     async def post(self) -> None:
         """Events ``start``, then ``token``/``step``/``step_done``..., then ``done`` or
-        ``error`` (docs/agent.md). Stop it with ``chat/stop`` and its ``message_id``."""
+        ``error`` (docs/agent.md). Stop it with ``chat/stop`` and its ``message_id``; 403
+        ``disabled`` when agent mode is off (``Chapyter.agent``, ``Chapyter.chat``)."""
+        self.app.features.require("agent")  # the body is in: the connection stays usable
         body = self.json_body()
         request = AgentRequest.parse(body, max_chars=self.chat.max_message_chars)
         await self.stream(await self.app.agent.start(request))

@@ -10,6 +10,7 @@ server calls it from one worker thread so the event loop never waits on a disk.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,7 @@ from .chat_records import (
 )
 from .history_files import FORMAT_VERSION
 from .history_moves import NotebookMoves
+from .history_unsaved import ExportReporter
 
 T = TypeVar("T")
 
@@ -65,7 +67,9 @@ class ChatHistoryStore(NotebookMoves):
     by its chat id (:meth:`append`), so a notebook renamed while it streams keeps it.
 
     A damaged file never makes a call fail: the valid chats and messages are kept, the file is
-    moved aside, and the next view of that notebook carries a one-time ``notice``.
+    moved aside, and the next view of that notebook carries a one-time ``notice``. Nor does a
+    write that fails (a full disk, a quota): the history is kept in memory and the next view
+    (or :meth:`take_notice`) says so in one line (:mod:`.history_unsaved`).
     """
 
     def get(
@@ -172,7 +176,7 @@ class ChatHistoryStore(NotebookMoves):
             )
             messages.insert(at, stored.to_json())
             del messages[: -self.max_messages]
-            self._save(data)
+            self._save(data, told=notebook)
             if reply_id:
                 self._replies[reply_id] = stored.id
                 while len(self._replies) > MAX_PENDING_REPLIES:
@@ -271,8 +275,10 @@ class ChatHistoryStore(NotebookMoves):
                 if n == (current if 0 <= current < len(kept) else len(kept) - 1):
                     data["current"] = chat_id
             self._save(data)
-            if notice:
-                self._notices[notebook] = notice
+            if notice:  # told with what the save said, if it could not write them
+                self._notices[notebook] = " ".join(
+                    filter(None, [notice, self._notices.get(notebook)])
+                )
             return self._view(notebook, data)
 
     def _scrubbed(self, message: ChatMessage) -> ChatMessage:
@@ -294,6 +300,8 @@ class HistoryWorker:
         self.exists: Callable[[str], bool] | None = None
         #: The event loop that hands calls to the thread (where ``exists`` runs coroutines).
         self.loop: asyncio.AbstractEventLoop | None = None
+        #: The log's one line per kind of failure of Export chat's writes (history_handlers).
+        self.exports = ExportReporter(store.contents_root or "the server's folder", store.log)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chapyter-history")
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
@@ -302,6 +310,9 @@ class HistoryWorker:
         return await loop.run_in_executor(self._executor, partial(fn, *args))
 
     async def close(self) -> None:
-        """Let queued writes finish, then stop the thread."""
+        """Let queued writes finish, write what could not be written before (if it can be
+        now), then stop the thread."""
         loop = asyncio.get_running_loop()
+        with contextlib.suppress(RuntimeError):  # closed already
+            await loop.run_in_executor(self._executor, self.store.flush)
         await loop.run_in_executor(None, partial(self._executor.shutdown, wait=True))

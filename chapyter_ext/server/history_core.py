@@ -2,11 +2,20 @@
 
 :class:`HistoryCore` is what :mod:`.history_moves` and the store (:mod:`.history`) build on;
 callers hold its lock around every use.
+
+A notebook is found by its own id (``metadata.chapyter.notebook_id``) first; by its place (its
+path under this server's contents root, :func:`.history_index.place_of`) only when the id is
+missing, so a server never takes another project's notebook of the same path for its own. A
+write that fails (a full disk, a quota) keeps the history in memory, tells the user once per
+change and the log once per kind (:mod:`.history_unsaved`), and is tried again at the next
+change and at :meth:`HistoryCore.flush`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -18,26 +27,34 @@ from ..llm.usage import sum_usage
 from ..redact import Redactor
 from .chat_records import ChatMessage, ChatView, new_id, normalize_notebook_path, utc_now
 from .history_files import OwnerFiles, empty_owner
-from .history_index import HistoryIndex, OwnerEntry, file_mtime
+from .history_index import HistoryIndex, OwnerEntry, file_mtime, place_of
+from .history_unsaved import UnsavedReporter
+
+_log = logging.getLogger(__name__)
 
 
 class HistoryCore:
     """The files under ``root``, the index over them, the pending notices, and the one lock.
 
-    ``max_messages`` and ``max_chats`` bound each chat and each notebook; ``redactor`` (or one
-    built from ``secrets``) is the secret policy every stored text goes through.
+    ``contents_root`` names the folder this server's notebooks are in (see
+    :func:`.contents_events.contents_root_name`); ``max_messages`` and ``max_chats`` bound each
+    chat and each notebook; ``redactor`` (or one built from ``secrets``) is the secret policy
+    every stored text goes through; ``log`` gets the lines of :mod:`.history_unsaved`.
     """
 
     def __init__(
         self,
         root: str | os.PathLike[str],
         *,
+        contents_root: str = "",
         max_messages: int = 200,
         max_chats: int = 50,
         secrets: Sequence[str] = (),
         redactor: Redactor | None = None,
+        log: logging.Logger | None = None,
     ) -> None:
         self.root = Path(root)
+        self.contents_root = contents_root
         self.max_messages = max(1, int(max_messages))
         self.max_chats = max(1, int(max_chats))
         self.redact = redactor if redactor is not None else Redactor(secrets)
@@ -49,6 +66,15 @@ class HistoryCore:
         self._notices: dict[str, str] = {}
         # Reply message id -> id of the question it answers (see append).
         self._replies: dict[str, str] = {}
+        # Histories whose last write failed, by notebook id: the truth until a write succeeds.
+        self._unsaved: dict[str, dict[str, Any]] = {}
+        # The line each of those told, per notebook path (taken back once it is written).
+        self._unsaved_lines: dict[str, str] = {}
+        self.log = log or _log
+        self._report = UnsavedReporter(self.root, self.log)
+        # Copies the pre-save hook named (place -> (source id, copy id, path)), made on the
+        # history thread before anything else looks at that place (history_moves).
+        self._reserved: dict[str, tuple[str, str, str]] = {}
         # One lock for all files: calls are short, and it makes read-modify-write safe. It is
         # never held while waiting for anything but the disk (see locate).
         self._lock = threading.RLock()
@@ -71,9 +97,28 @@ class HistoryCore:
             self._ensure_index()
             return len(self._index.owners)
 
+    def place(self, notebook: str) -> str:
+        """Where the notebook at ``notebook`` (a normalised path) is: its place."""
+        return place_of(self.contents_root, notebook)
+
+    def _relative(self, entry: OwnerEntry) -> str | None:
+        """The path of ``entry``'s notebook under this server's root; None when it is under
+        another root (another project, another machine) or unclaimed."""
+        place = entry.place
+        prefix = self.place("")
+        if place is None or not place.startswith(prefix):
+            return None
+        return place[len(prefix) :]
+
+    def _default_id(self, notebook: str) -> str:
+        # The name of a file made for a notebook that proposed no id: a hash of its place, so
+        # two servers of one root find the same file, and two roots never do.
+        return hashlib.sha256(self.place(notebook).encode("utf-8")).hexdigest()[:40]
+
     @staticmethod
-    def _default_id(notebook: str) -> str:
-        # What version 1 named a notebook's file: a hash of its path.
+    def _legacy_id(notebook: str) -> str:
+        # What version 1 named a notebook's file (and version 2 a notebook with no id): a hash
+        # of its path alone.
         return hashlib.sha256(notebook.encode("utf-8")).hexdigest()[:40]
 
     def file_for(self, notebook: str) -> Path:
@@ -81,29 +126,47 @@ class HistoryCore:
         notebook = normalize_notebook_path(notebook)
         with self._lock:
             self._ensure_index()
-            return self._files.path(self._index.bound(notebook) or self._default_id(notebook))
+            bound = self._index.bound(self.place(notebook))
+            return self._files.path(bound or self._default_id(notebook))
 
     def bound_id(self, notebook: str) -> str:
         """The id bound to a path from the index alone ("" if none, or before the index is
         built): quick enough for a caller on the event loop (the pre-save hook)."""
         notebook = normalize_notebook_path(notebook)
         with self._lock:
-            return self._index.bound(notebook) if self._index.built else ""
+            return self._index.bound(self.place(notebook)) if self._index.built else ""
 
     def _bound(self, notebook: str) -> str:
-        """The id bound to a path; also reads a file no index has seen at the version 1 name
-        (written by an older version or by hand since, or damaged)."""
+        """The id bound to a path; also finds a file no index has seen (written since by
+        another server of this root, or by an older version, or damaged) and claims a file
+        from before roots found at this path."""
         self._ensure_index()
-        found = self._index.bound(notebook)
+        place = self.place(notebook)
+        found = self._index.bound(place)
         if found:
             return found
-        legacy = self._default_id(notebook)
-        if legacy in self._index.owners and legacy not in self._index.damaged:
-            return ""  # another notebook's now, or deleted
-        data = self._load(legacy, notebook)
-        if data is None or data["deleted"] or data["notebook"] != notebook:
+        default = self._default_id(notebook)
+        if default not in self._index.owners or default in self._index.damaged:
+            self._load(default, notebook)
+            if self._index.bound(place) == default:
+                return default
+        unclaimed = self._index.unclaimed.get(notebook, "")
+        legacy = self._legacy_id(notebook)
+        if not unclaimed and (legacy not in self._index.owners or legacy in self._index.damaged):
+            data = self._load(legacy, notebook)
+            if data is not None and data["root"] is None and not data["deleted"]:
+                unclaimed = legacy if data["notebook"] == notebook else ""
+        return self._claim(unclaimed, notebook) if unclaimed else ""
+
+    def _claim(self, owner_id: str, notebook: str) -> str:
+        """A file from before roots, found at ``notebook``: this server's notebook from now on.
+        (Which server's it was, no file says: the first to find it at its path takes it.)"""
+        data = self._load(owner_id, notebook)
+        if data is None:
             return ""
-        return legacy
+        data["root"], data["notebook"], data["deleted"] = self.contents_root, notebook, ""
+        self._save(data)
+        return owner_id
 
     def _known(self, owner_id: str) -> OwnerEntry | None:
         """The index entry of a notebook id, reading its file if the index has not yet."""
@@ -115,7 +178,11 @@ class HistoryCore:
         return self._index.owners.get(owner_id)
 
     def _load(self, owner_id: str, notebook: str = "") -> dict[str, Any] | None:
-        """A notebook's data from its file (None: no file, or nothing in it could be read)."""
+        """A notebook's data from its file (None: no file, or nothing in it could be read);
+        from memory while its last write failed."""
+        unsaved = self._unsaved.get(owner_id)
+        if unsaved is not None:
+            return json.loads(json.dumps(unsaved))  # a copy: callers change what they get
         data, notice = self._files.read(owner_id, notebook)
         if notice:
             self._notices[data["notebook"] if data else notebook] = notice
@@ -135,9 +202,42 @@ class HistoryCore:
         if displaced:
             self._mark_deleted(displaced)
 
-    def _save(self, data: dict[str, Any]) -> None:
-        self._files.write(data)
-        self._put(data["notebook_id"], data)
+    def _save(self, data: dict[str, Any], told: str = "") -> bool:
+        """Write a notebook's history; whether it reached the disk. When it did not, it is kept
+        in memory and the notebook's next view (and ``told``, the path the caller named it by)
+        carries the line saying so."""
+        owner_id, notebook = data["notebook_id"], data["notebook"]
+        try:
+            self._files.write(data)
+        except OSError as err:
+            self._unsaved[owner_id] = data
+            line = self._report.failed(err)
+            for path in {notebook, told or notebook}:
+                self._notices[path] = self._unsaved_lines[path] = line
+            self._put(owner_id, data)
+            return False
+        if self._unsaved.pop(owner_id, None) is not None:
+            for path in {notebook, told or notebook}:
+                told_line = self._unsaved_lines.pop(path, None)
+                if told_line is not None and self._notices.get(path) == told_line:
+                    del self._notices[path]  # written after all: nothing left to tell
+        self._report.saved()
+        self._put(owner_id, data)
+        return True
+
+    def flush(self) -> int:
+        """Try again to write what could not be written; how many histories still are not."""
+        with self._lock:
+            for data in list(self._unsaved.values()):
+                self._save(data)
+            left = len(self._unsaved)
+        if left:
+            self._report.log.warning(
+                "chapyter-ext: the chat history of %d notebook(s) is still not saved in %s",
+                left,
+                self.root,
+            )
+        return left
 
     def _mark_deleted(self, owner_id: str, when: str = "") -> None:
         data = self._load(owner_id)
@@ -152,10 +252,11 @@ class HistoryCore:
             if (
                 is_notebook_id(candidate)
                 and candidate not in self._index.owners
+                and candidate not in self._unsaved
                 and not self._files.path(candidate).exists()
             ):
-                return empty_owner(candidate, notebook)
-        return empty_owner(new_id(), notebook)
+                return empty_owner(candidate, notebook, self.contents_root)
+        return empty_owner(new_id(), notebook, self.contents_root)
 
     # -- reading -------------------------------------------------------------------------
 

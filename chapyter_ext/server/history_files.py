@@ -2,10 +2,12 @@
 
 A file is named after its notebook's stable id (``<id>.json``, see ``contract.is_notebook_id``),
 not its path, so a rename rewrites one field, never a file name a running reply still holds.
-It holds every chat of the notebook, which one is current, the path the notebook has now
-(``notebook``), and when it was deleted (``deleted``) or which notebook it was copied from
-(``origin``). Version 1 files (before notebooks had ids) are named after a hash of the path;
-their id is that name.
+It holds every chat of the notebook, which one is current, where the notebook is now (``root``:
+the contents root of the server that serves it, see :func:`.history_index.place_of`; and
+``notebook``: its path under that root), and when it was deleted (``deleted``) or which
+notebook it was copied from (``origin``). Version 1 files (before notebooks had ids) are named
+after a hash of the path; their id is that name. Files of versions 1 and 2 name no root
+(``root`` reads as None): the first server that finds one at its own path claims it.
 
 Every write goes to a temporary file in the same folder, is fsynced, then ``os.replace``-d over
 the old one: a crash at any point leaves either the old file or the new one, never half of
@@ -31,14 +33,16 @@ from ..llm.usage import clean_usage
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
-def empty_owner(owner_id: str, notebook: str) -> dict[str, Any]:
-    """A notebook's history with no chat yet."""
+def empty_owner(owner_id: str, notebook: str, root: str | None) -> dict[str, Any]:
+    """A notebook's history with no chat yet, at ``notebook`` under ``root`` (None: a file from
+    before roots, not claimed yet)."""
     return {
         "version": FORMAT_VERSION,
         "notebook_id": owner_id,
+        "root": root,
         "notebook": notebook,
         "current": "",
         "chats": {},
@@ -115,7 +119,12 @@ class OwnerFiles:
     def _salvage(self, owner_id: str, loaded: Any, notebook: str) -> tuple[dict[str, Any], str]:
         """The valid part of a loaded file, and what was wrong with the rest ("" if nothing)."""
         fallback = loaded.get("notebook") if isinstance(loaded, dict) else None
-        data = empty_owner(owner_id, fallback if isinstance(fallback, str) else notebook)
+        root = loaded.get("root") if isinstance(loaded, dict) else None
+        data = empty_owner(
+            owner_id,
+            fallback if isinstance(fallback, str) else notebook,
+            root if isinstance(root, str) else None,
+        )
         if not isinstance(loaded, dict) or not isinstance(loaded.get("chats"), dict):
             return data, "not a chat history file"
         if loaded.get("notebook_id", owner_id) != owner_id:

@@ -1,6 +1,7 @@
-"""HTTP routes of the chat history: read, clear, start anew, export as Markdown, and take the
-chats a notebook carried in its metadata. Thin: the store (:mod:`.history`) decides, the
-shared base handler reads the input and maps every error.
+"""HTTP routes of the chat history: read, clear, start anew, export as Markdown (read, or
+written next to the notebook), and take the chats a notebook carried in its metadata. Thin:
+the store (:mod:`.history`) and :mod:`.chat_export` decide, the shared base handler reads the
+input and maps every error.
 
 Every route takes the notebook's path and, when the notebook has one, the stable id from its
 metadata (``notebook_id``), by which a notebook moved outside the server finds its chats.
@@ -8,16 +9,20 @@ metadata (``notebook_id``), by which a notebook moved outside the server finds i
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 import tornado.web
 
 from .._version import __version__
 from ..contract import is_notebook_id
+from ..redact import one_line
 from .base_handler import ChapyterHandler
 from .chat import ChatError
+from .chat_export import ExportRefused, save_export
 from .chat_markdown import chat_markdown, export_filename
 from .history import repair_text, utc_now
+from .history_unsaved import export_line
 from .stored_chat import read_stored_chat
 
 
@@ -77,14 +82,15 @@ class NewChatHandler(HistoryRoute):
 
 
 class ExportHandler(HistoryRoute):
-    """``GET chapyter-ext/history/export?notebook=PATH[&notebook_id=ID][&chat_id=ID]``."""
+    """``GET chapyter-ext/history/export?notebook=PATH[&notebook_id=ID][&chat_id=ID]`` (the
+    Markdown, for a download) and ``POST chapyter-ext/history/export`` (written next to the
+    notebook by the rules of :mod:`.chat_export`)."""
 
-    @tornado.web.authenticated
-    async def get(self) -> None:
-        """``{"filename", "chat_id", "markdown"}``: one chat (the current one unless
-        ``chat_id``) as Markdown, redacted; 404 when the notebook has no such chat."""
-        notebook, notebook_id = self.notebook_argument(), self.notebook_id_argument()
-        chat_id = repair_text(self.get_query_argument("chat_id", ""))
+    async def export(
+        self, notebook: str, notebook_id: str | None, chat_id: str
+    ) -> tuple[str, str, str]:
+        """The notebook's normalised path, the chat's id and its Markdown (the current chat
+        unless ``chat_id``), redacted; 404 when the notebook has no such chat."""
         view = await self.store("get", notebook, notebook_id, self.history.exists)
         chat_id = chat_id or view.chat_id
         if not chat_id or chat_id not in view.chats:
@@ -93,12 +99,57 @@ class ExportHandler(HistoryRoute):
         markdown = chat_markdown(
             view.notebook, messages, self.redact, exported=utc_now(), version=__version__
         )
+        return view.notebook, chat_id, markdown
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        """``{"filename", "chat_id", "markdown"}``: one chat (the current one unless
+        ``chat_id``) as Markdown, redacted; 404 when the notebook has no such chat."""
+        notebook, notebook_id = self.notebook_argument(), self.notebook_id_argument()
+        chat_id = repair_text(self.get_query_argument("chat_id", ""))
+        notebook, chat_id, markdown = await self.export(notebook, notebook_id, chat_id)
         self.reply(
             {
-                "filename": export_filename(view.notebook),
+                "filename": export_filename(notebook),
                 "chat_id": chat_id,
                 "markdown": markdown,
             }
+        )
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        """Body ``{"notebook", "notebook_id"?, "chat_id"?, "replace"?}``: the chat's Markdown
+        written as ``<notebook>.chat.md`` next to the notebook; ``{"path", "exists", "size"?,
+        "modified"?, "filename", "chat_id", "written"}``. A file already there is replaced only
+        when ``replace`` is its path (otherwise ``written`` is false and nothing changed); a
+        symbolic link, a folder leading outside the root or anything but a regular file is a
+        403 saying so, one line."""
+        body = self.json_body()
+        notebook_id = notebook_id_value(body.get("notebook_id"))
+        chat_id, replace = body.get("chat_id") or "", body.get("replace") or None
+        if not isinstance(chat_id, str) or not (replace is None or isinstance(replace, str)):
+            raise ChatError("bad_request", "'chat_id' and 'replace' must be strings.")
+        notebook, chat_id, markdown = await self.export(
+            body.get("notebook", ""), notebook_id, chat_id
+        )
+        filename = export_filename(notebook)
+        path = posixpath.join(posixpath.dirname(notebook), filename)
+        try:
+            target, written = await save_export(self.contents_manager, path, markdown, replace)
+        except ExportRefused as err:
+            raise ChatError("forbidden", str(err)) from None
+        except OSError as err:
+            # A full disk, a quota: one line for the chat, one log line per kind (not one per
+            # export, and not the base handler's warning as well).
+            self.history.exports.note(err)
+            error = {
+                "kind": "bad_request",
+                "message": one_line(export_line(path, err), self.redact),
+            }
+            return self.reply({"error": error}, 400)
+        self.history.exports.saved()
+        self.reply(
+            {**target.to_json(), "filename": filename, "chat_id": chat_id, "written": written}
         )
 
 
@@ -110,8 +161,10 @@ class ImportHandler(HistoryRoute):
         """Body ``{"notebook", "notebook_id"?, "chat": <metadata.chapyter.chat>}``; the view.
 
         Taken only when this server has no history for the notebook (its own copy wins); the
-        view then carries a notice saying where the chat came from. A stored chat that does
-        not follow the schema is a 400 naming its first problem.
+        view then carries a notice saying where the chat came from. Every message taken is
+        marked ``imported`` (whatever the file says: :mod:`.stored_chat`), in the history
+        and in every view of it. A stored chat that does not follow the schema is a 400
+        naming its first problem.
         """
         body = self.json_body()
         notebook_id = notebook_id_value(body.get("notebook_id"))

@@ -66,8 +66,9 @@ class KernelAccess:
         self.keep_keys = keep_keys
         self.model = model
         self.local = local
-        #: The administrator locks the models (``Chapyter.locked`` holds ``model`` or
-        #: ``base_url``): the route offers only the registry's.
+        #: The administrator locks the models (``Chapyter.locked`` holds ``model``,
+        #: ``base_url`` or the app's ``models``/``default_model``): the route offers only the
+        #: registry's.
         self.models_locked = models_locked
         self.log = log
         self._tokens: dict[str, str] = {}  # credential -> kernel id

@@ -2,14 +2,17 @@
 the configured endpoint with the server's key, so the key never enters a kernel.
 
 Routes: ``POST v1/chat/completions`` (streamed or not), ``POST v1/completions`` (fill in the
-middle), ``GET v1/models``. A kernel this server started authenticates with its own credential
-(``Authorization: Bearer chapyter-kernel-…``, :mod:`.kernel_access`), good only while that
-kernel runs; anything else needs Jupyter's authentication, as every route of the extension.
+middle), ``GET v1/models``, and ``POST v1/warm`` (the kernel's hint that ``%%ai`` may
+follow: :mod:`.warm`, nothing forwarded). A kernel this server started authenticates with its
+own credential (``Authorization: Bearer chapyter-kernel-…``, :mod:`.kernel_access`), good only
+while that kernel runs; anything else needs Jupyter's authentication, as every route of the
+extension.
 
 Which endpoint answers is the server's registry's decision (:mod:`chapyter_ext.endpoints`):
 the request's ``model`` names an entry (or an entry's model id), and an unknown model goes to
 the default entry, unless the administrator locked the model (``Chapyter.locked`` holding
-``model`` or ``base_url``): then only the registry's models are offered and any other is
+``model``, ``base_url``, ``ChapyterExtApp.models`` or ``ChapyterExtApp.default_model``): then
+only the registry's models are offered and any other is
 refused in one line. The answer is relayed as it comes (stream chunks as they arrive); an
 error body is redacted first (an endpoint may quote part of the key in it). The usage a
 streamed answer reports is counted for the kernel's notebook.
@@ -26,11 +29,12 @@ from jupyter_server.auth import User
 
 from ..llm.errors import RELAYED_HEADER
 from ..llm.usage import Usage
-from .base_handler import STATUS_KIND, ChapyterHandler, body_too_large
+from .base_handler import STATUS_KIND, ChapyterHandler
 from .kernel_access import ROUTE, TOKEN_PREFIX
+from .warm import start_warm_up
 
 #: What a kernel may ask for: the path under the route and its method.
-PATHS = {"chat/completions": "POST", "completions": "POST", "models": "GET"}
+PATHS = {"chat/completions": "POST", "completions": "POST", "models": "GET", "warm": "POST"}
 #: Hop-by-hop and framing headers that are the proxy's own business.
 _DROPPED = frozenset(
     {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"}
@@ -78,11 +82,13 @@ class ModelProxyHandler(ChapyterHandler):
     #: The kernel whose credential authenticated the request (None: a Jupyter user).
     kernel_id: str | None = None
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def admit(self) -> None:
+        """A kernel's credential, or Jupyter's authentication as every route (refused on the
+        headers, the connection kept as every route's refusal keeps it)."""
         scheme, _, token = self.request.headers.get("Authorization", "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token.startswith(TOKEN_PREFIX):
-            await super().prepare()  # Jupyter's authentication, as every route
+            await super().admit()
             return
         access = getattr(self.extensionapp, "kernel_access", None)
         kernel = access.kernel_for(token) if access is not None else None
@@ -92,10 +98,6 @@ class ModelProxyHandler(ChapyterHandler):
             )
         self.kernel_id = kernel
         self.current_user = self._jupyter_current_user = User(username=f"kernel-{kernel}")
-        self._body = bytearray()
-        declared = self.request.headers.get("Content-Length", "")
-        if declared.strip().isdigit() and int(declared) > self.max_body_bytes:
-            raise body_too_large(self.max_body_bytes)
 
     def check_xsrf_cookie(self) -> None:
         if self.kernel_id is None:  # a kernel's credential is a header no browser sends
@@ -116,13 +118,16 @@ class ModelProxyHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     async def post(self, path: str) -> None:
-        """``v1/chat/completions`` and ``v1/completions``, forwarded."""
+        """``v1/chat/completions`` and ``v1/completions``, forwarded; ``v1/warm``, the hint."""
         await self._forward("POST", path, self.json_body())
 
     async def _forward(self, method: str, path: str, body: dict[str, Any] | None) -> None:
         app: Any = self.extensionapp
         if PATHS.get(path) != method:
             self.refuse(404, f"No such route: {method} {ROUTE}/{path}.", "invalid_request_error")
+            return
+        if path == "warm":  # a kernel loaded the extension: %%ai may follow (server/warm.py)
+            self.finish({"warm_up": start_warm_up(app)})
             return
         registry, locked = app.registry, app.kernel_access.models_locked
         try:
@@ -146,8 +151,9 @@ async def relay(
     handler: Any, endpoint: Any, method: str, path: str, body: dict[str, Any] | None, app: Any
 ) -> None:
     """Send the request upstream with the endpoint's key and headers; relay the answer."""
-    from ..llm.clients import async_http
+    from ..llm.clients import async_http, sdk_loaded
 
+    await sdk_loaded()  # off the event loop, if nothing loaded it yet
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     accept = handler.request.headers.get("Accept")
     if accept:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .chat import ChatService, HistoryWorker
     from .complete import CompletionService
     from .contents_events import ContentsBridge
+    from .features import Features
 
 __all__ = ["Services"]
 
@@ -27,3 +28,9 @@ class Services(Protocol):
     contents: ContentsBridge
     #: ``Chapyter.save_chat_in_notebook``, as the server reads it.
     save_chat_in_notebook: bool
+    #: The features on (``Chapyter.chat``, ``agent``, ``inline_completion``, ``mcp``).
+    features: Features
+    #: One line per setting a lock or a value that could not be used replaced.
+    notices: tuple[str, ...]
+    #: ``Chapyter.warm_up``: whether a hint loads the SDK ahead of the first call (``warm.py``).
+    warm_up_sdk: bool

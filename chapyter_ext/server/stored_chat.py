@@ -2,6 +2,12 @@
 the history when the notebook is saved, and read back when a notebook that carries them is
 opened where the server has no history for it. Pure: no I/O.
 
+What a notebook carries is whatever its file says, written by anyone: every message read back
+is marked ``imported`` here, whatever the file claims, and the verdicts on its code blocks
+(``checks``) are left behind, so nothing in it passes for this server's own record (no Undo of
+the cells its steps name, no approval or check taken from it). The mark stays in the history
+and in the stored chat written from it, so it survives reloads and the next save.
+
 The schema is the contract's (``contract.chat.validate_stored_chat``). What is written is
 redacted once more with the server's secret policy (the history is redacted already; the policy
 may have grown since) and bounded in size: the current chat's newest messages first, then the
@@ -12,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..contract import STORED_CHAT_SCHEMA, validate_stored_chat
@@ -93,7 +99,17 @@ class CarriedChats:
         """What the panel says once about where this chat came from."""
         when = f" (saved {self.saved[:10]})" if self.saved else ""
         cut = " Older messages were left out when it was saved." if self.truncated else ""
-        return f"This chat came with the notebook{when}; it continues here.{cut}"
+        return (
+            f"This chat came with the notebook{when}; it continues here. Its messages are "
+            "marked “from the notebook file” and shown read-only: no Undo, no links to cells, "
+            f"no approvals taken from the file.{cut}"
+        )
+
+
+def imported_message(message: ChatMessage) -> ChatMessage:
+    """``message`` as a notebook's file carried it: marked imported, its code blocks'
+    verdicts left out (they were made elsewhere, or written by hand)."""
+    return replace(message, imported=True, checks=())
 
 
 def read_stored_chat(value: Any) -> CarriedChats:
@@ -110,7 +126,7 @@ def read_stored_chat(value: Any) -> CarriedChats:
         chats.append(
             {
                 "created": created if isinstance(created, str) else "",
-                "messages": [ChatMessage.from_json(m) for m in chat["messages"]],
+                "messages": [imported_message(ChatMessage.from_json(m)) for m in chat["messages"]],
             }
         )
         if chat["id"] == value.get("current"):

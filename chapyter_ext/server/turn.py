@@ -24,6 +24,15 @@ from .events import ChatEvent, Done, Error, Heartbeat, Notice, is_last
 from .history import ChatMessage, HistoryError, new_id, repair_text, utc_now
 
 
+def _save_reply(
+    store: Any, notebook: str, chat_id: str, reply: ChatMessage
+) -> tuple[ChatMessage, str]:
+    """On the history thread, one hop: save the reply, and take what the user must be told
+    about the notebook's history now (its question or the reply could not be written)."""
+    stored = store.append(notebook, chat_id, reply)
+    return stored, store.take_notice(notebook)
+
+
 class TurnHost(Protocol):
     """What a turn needs of the service that runs it."""
 
@@ -184,8 +193,11 @@ class StreamingTurn:
             checks=self.checks,
         )
         history = host.history
+        notice = ""
         try:
-            stored = await history.run(history.store.append, self.notebook, self.chat_id, reply)
+            stored, notice = await history.run(
+                _save_reply, history.store, self.notebook, self.chat_id, reply
+            )
             steps = tuple(stored.steps) if stored is not None else steps
         except HistoryError:
             # The chat was cleared while the reply streamed: nothing left to add it to.
@@ -199,6 +211,8 @@ class StreamingTurn:
             )
         finally:
             self._release()
+        if notice:  # e.g. the disk is full: the answer shows, and the chat says it is not kept
+            self._queue.put_nowait(Notice(notice))
         if end.error is not None:
             self._queue.put_nowait(Error(end.error["kind"], end.error["message"]))
         else:

@@ -35,14 +35,23 @@ class User:
         return {"Authorization": f"token {self.token}"}
 
     def log_in(self) -> None:
-        """The hub's login form, as a browser fills it in."""
-        page = self.browser.get("/hub/login")
-        assert page.status_code == 200, page.text
-        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)
-        data = {"username": self.name, "password": PASSWORD}
-        if xsrf:
-            data["_xsrf"] = xsrf.group(1)
-        response = self.browser.post("/hub/login", data=data)
+        """The hub's login form, as a browser fills it in; with the page's OAuth
+        authenticator, the identity provider's form it sends the browser to."""
+        if self.hub.oauth:
+            # /hub/oauth_login redirects to the identity provider's form.
+            page = self.browser.get("/hub/oauth_login")
+            assert page.status_code == 200 and "/openid-connect/auth" in str(page.url), page.url
+            data = {"username": self.name, "password": PASSWORD}
+            # Signed in there, the browser goes back to the hub's callback, then to its server.
+            response = self.browser.post(str(page.url), data=data)
+        else:
+            page = self.browser.get("/hub/login")
+            assert page.status_code == 200, page.text
+            xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)
+            data = {"username": self.name, "password": PASSWORD}
+            if xsrf:
+                data["_xsrf"] = xsrf.group(1)
+            response = self.browser.post("/hub/login", data=data)
         assert response.status_code == 200, (response.status_code, response.url)
         assert "jupyterhub-session-id" in self.browser.cookies or any(
             c.name.startswith("jupyterhub-hub-login") for c in self.browser.cookies.jar

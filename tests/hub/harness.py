@@ -28,7 +28,7 @@ import httpx
 
 from chapyter_ext.testing.jupyter_process import free_port
 
-from .deploy_doc import snippet
+from .deploy_doc import HUB_URL, snippet
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -159,11 +159,8 @@ def tail(path: Path, lines: int = 40) -> str:
 # -- the hub -----------------------------------------------------------------------------------
 
 _GLUE = """\
-# Test-only settings: loopback ports, state in the test's folder, the test authenticator and
+# Test-only settings: loopback ports, state in the test's folder, the test's users and
 # one OS user for everyone (SimpleLocalProcessSpawner; never in production).
-import json
-import pathlib
-
 c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
 c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{api_port}"
@@ -182,30 +179,14 @@ c.JupyterHub.load_roles = [
     {{"name": "hub-test", "scopes": ["admin:users", "admin:servers", "tokens"],
       "services": ["hub-test"]}}
 ]
-TEST_KEYS = json.loads(pathlib.Path({keys_file!r}).read_text())
 """
-
-_KEYED_AUTHENTICATOR = '''\
-from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
-
-
-class KeyedAuthenticator(SharedPasswordAuthenticator):
-    """Stands in for an authenticator that knows each user's gateway key (e.g. OAuth)."""
-
-    async def authenticate(self, handler, data):
-        user = await super().authenticate(handler, data)
-        if user is None:
-            return None
-        name = user if isinstance(user, str) else user["name"]
-        return {"name": name, "auth_state": {"llm_key": TEST_KEYS[name]}}
-
-
-c.JupyterHub.authenticator_class = KeyedAuthenticator
-'''
 
 _GLUE_AFTER = """\
 # Test-only: this machine runs everything as root, which jupyter_server refuses by default.
 c.Spawner.args.append("--ServerApp.allow_root=True")
+# Test-only: root owns /opt/jupyter here, so jupyter_core would read the environment's config
+# before the user's ~/.jupyter; on a hub the users do not own it, and their config comes first.
+c.Spawner.environment["JUPYTER_PREFER_ENV_PATH"] = "0"
 """
 
 
@@ -220,6 +201,8 @@ class Hub:
     keys: dict[str, str]
     process: Process
     logs: list[Path] = field(default_factory=list)
+    #: Users log in at the identity provider (the page's GenericOAuthenticator), not the form.
+    oauth: bool = False
 
     def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """A call to the hub's REST API as the test's admin service."""
@@ -271,7 +254,12 @@ def start_hub(
     keyed_authenticator: bool,
     extra_logs: list[Path] = (),  # type: ignore[assignment]
 ) -> Hub:
-    """Write ``jupyterhub_config.py`` (test glue, then the page's ``snippets``) and start it."""
+    """Write ``jupyterhub_config.py`` (test glue, then the page's ``snippets``) and start it.
+
+    ``keyed_authenticator``: the snippets set the page's authenticator that keeps auth state
+    (hub-keys-auth-state, pointed at a loopback :mod:`.identity_provider`), and the page's
+    hub address in them stands for this hub's; else the test glue's shared-password form.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     keys_file = workdir / "llm-keys.json"
     keys_file.write_text(json.dumps(keys))
@@ -290,10 +278,11 @@ def start_hub(
         password=PASSWORD,
         users=list(USERS),
         admin_token=admin_token,
-        keys_file=str(keys_file),
     )
+    url = f"http://127.0.0.1:{port}"
     if keyed_authenticator:
-        glue += "\n" + _KEYED_AUTHENTICATOR
+        assert HUB_URL in snippets, "no page's authenticator to point at this hub"
+        snippets = snippets.replace(HUB_URL, url)
     else:
         glue += '\nc.JupyterHub.authenticator_class = "shared-password"\n'
     config = workdir / "jupyterhub_config.py"
@@ -308,7 +297,7 @@ def start_hub(
         cwd=workdir,
         log=log,
     )
-    hub = Hub(workdir, user_env, f"http://127.0.0.1:{port}", admin_token, keys, process)
+    hub = Hub(workdir, user_env, url, admin_token, keys, process, oauth=keyed_authenticator)
     hub.logs = [log, *extra_logs]
     wait_for(lambda: hub.api("GET", "/").status_code == 200, 90, "the hub", process)
     return hub

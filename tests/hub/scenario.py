@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -57,9 +58,37 @@ def log_in_everyone(hub: Hub, users: dict[str, User]) -> dict[str, User]:
     return users
 
 
-def check_admin_settings(user: User) -> None:
-    """The administrator's server config (the page's admin-server) reached this user."""
+#: A user who owns a server config of their own (``~/.jupyter``) that tries to replace what the
+#: page's admin-server locks: their own models and default, completion back on.
+OWN_CONFIG_USER = "bob"
+OWN_CONFIG = {
+    "ChapyterExtApp": {"models": {"mine": {"model": "my-model"}}, "default_model": "mine"},
+    "Chapyter": {"inline_completion": True, "agent_max_steps": 50},
+}
+
+
+def write_own_config(homes: Path) -> None:
+    """The user's own ``~/.jupyter/jupyter_server_config.json``, before their server starts."""
+    folder = homes / OWN_CONFIG_USER / ".jupyter"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "jupyter_server_config.json").write_text(json.dumps(OWN_CONFIG))
+
+
+def check_admin_settings(user: User, *, own_config: bool = False) -> None:
+    """The administrator's server config (the page's admin-server) reached this user, and
+    holds against their own config (``own_config``): each setting it overrode one line."""
     config = user.get("chapyter-ext/config").json()
+    if own_config:
+        overridden = sorted(line.split(" ", 1)[0] for line in config["notices"])
+        assert overridden == [
+            "Chapyter.agent_max_steps",
+            "Chapyter.inline_completion",
+            "ChapyterExtApp.default_model",
+            "ChapyterExtApp.models",
+        ], config["notices"]
+        assert all("locked by the administrator" in line for line in config["notices"])
+    else:
+        assert config["notices"] == []
     assert [m["name"] for m in config["models"]] == ["class", "big"], config
     assert config["default"] == "class"
     assert config["agent"]["policy"] == "risky"
@@ -238,11 +267,12 @@ def run_deployment(hub: Hub, fake: FakeOpenAIServer, keys: dict[str, str], *, pr
     run beside their server and call the model through it (not on a gateway)."""
     users: dict[str, User] = {}
     kernels: dict[str, Kernel] = {}
+    write_own_config(hub.workdir / "home")  # the glue's home_dir_template
     try:
         log_in_everyone(hub, users)
         kernels = {name: users[name].kernel(f"{name}.ipynb") for name in USERS}
         for name, user in users.items():
-            check_admin_settings(user)
+            check_admin_settings(user, own_config=name == OWN_CONFIG_USER)
             if name == BUDGET_USER:
                 check_budget(user, kernels[name], fake)
                 continue

@@ -21,6 +21,8 @@ from pytest_jupyter.jupyter_server import *  # noqa: F403
 from chapyter_ext.testing.openai_server import FakeOpenAIServer
 from chapyter_ext.testing.sse import SSEReader
 
+from .raw_http import Raw
+
 API_KEY = "sk-test-SECRET-MARKER-123"
 HEADER_SECRET = "hdr-SECRET-MARKER-456"
 SECRETS = (API_KEY, HEADER_SECRET)
@@ -183,6 +185,22 @@ def get_json(jp_fetch: Any) -> Callable[..., Awaitable[tuple[int, Any]]]:
         return response.code, json.loads(response.body or b"null")
 
     return fetch
+
+
+@pytest.fixture
+def raw(http_server_client: Any, jp_http_port: int, jp_base_url: str) -> Any:
+    """``await raw()``: a new HTTP/1.1 connection written by hand (``raw_http.Raw``), closed
+    after the test. The server listens once ``http_server_client`` has started it."""
+    opened: list[Raw] = []
+
+    async def connect() -> Raw:
+        connection = await Raw(jp_http_port, jp_base_url).open()
+        opened.append(connection)
+        return connection
+
+    yield connect
+    for connection in opened:
+        connection.close()
 
 
 def one_cell_notebook(metadata: dict[str, Any] | None = None) -> dict[str, Any]:

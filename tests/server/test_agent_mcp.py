@@ -17,7 +17,7 @@ import pytest
 from chapyter_ext.testing.openai_server import Reply
 from tests.mcp_servers import everything_server, sqlite_server, time_server
 
-from .agent_browser import Browser, agent_body, tool_messages
+from .agent_browser import NOTEBOOK, Browser, agent_body, tool_messages
 
 ENV_SECRET = "mcp-env-SECRET-7d1e0c9b5a"
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -92,6 +92,18 @@ async def test_ask_asks_for_every_mcp_call_with_its_arguments_and_the_model_gets
     assert final["status"] == "complete"
     assert [s["tool"] for s in final["steps"]] == ["time__get_current_time", "every__get-sum"]
     assert final["steps"][0]["title"] == "time · get_current_time"
+    # The history keeps each call's server, arguments and result, and the export writes them.
+    assert final["steps"][0]["server"] == "time"
+    assert json.loads(final["steps"][0]["arguments"]) == {"timezone": "Asia/Tokyo"}
+    assert json.loads(final["steps"][0]["result"])["timezone"] == "Asia/Tokyo"
+    _, exported = await get_json("chapyter-ext", "history", "export", params={"notebook": NOTEBOOK})
+    markdown = exported["markdown"]
+    assert "1. MCP server `time` · tool `get_current_time`: " in markdown
+    assert (
+        '"timezone": "Asia/Tokyo"' in markdown
+        and "2. MCP server `every` · tool `get-sum`" in markdown
+    )
+    assert "```python" not in markdown
     _, config = await get_json("chapyter-ext", "config")
     servers = {s["name"]: s for s in config["agent"]["mcp_servers"]}
     assert servers["time"]["running"] and "get_current_time" in servers["time"]["tools"]

@@ -12,8 +12,15 @@ from chapyter_ext.server.complete_handlers import completion_handlers
 from chapyter_ext.server.handlers import handlers
 from chapyter_ext.server.history_handlers import history_handlers
 from chapyter_ext.server.model_proxy import proxy_handlers
+from chapyter_ext.server.warm import warm_handlers
 
-ROUTES = handlers() + history_handlers() + completion_handlers() + proxy_handlers()
+ROUTES = [
+    *handlers(),
+    *history_handlers(),
+    *completion_handlers(),
+    *proxy_handlers(),
+    *warm_handlers(),
+]
 
 ENDPOINTS = [
     ("GET", "chapyter-ext/config", None),
@@ -53,6 +60,8 @@ ENDPOINTS = [
     ("POST", "chapyter-ext/v1/chat/completions", {"model": "fake-model", "messages": []}),
     ("POST", "chapyter-ext/v1/completions", {"model": "fake-model", "prompt": "x"}),
     ("GET", "chapyter-ext/v1/models", None),
+    ("POST", "chapyter-ext/v1/warm", {}),
+    ("POST", "chapyter-ext/warm", {}),
 ]
 
 
@@ -116,6 +125,8 @@ async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
         },
         "save_chat_in_notebook": False,
         "inline_completion": True,
+        "features": {"chat": True, "agent": True, "inline_completion": True, "mcp": True},
+        "notices": [],
     }
     assert [t["name"] for t in data["agent"]["tools"]] == [
         "run_code",

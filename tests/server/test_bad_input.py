@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from chapyter_ext.server.history import ChatHistoryStore
 from chapyter_ext.testing.openai_server import Reply
 
 NOTEBOOK = "work/bad input.ipynb"
@@ -139,9 +138,9 @@ def damaged_files(notebook: str) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("case", list(damaged_files(NOTEBOOK)))
 async def test_damaged_history_is_salvaged_and_told_once(
-    get_json, post_chat, fake, history_dir, case
+    get_json, post_chat, fake, history_dir, ext_app, case
 ):
-    path = ChatHistoryStore(history_dir).file_for(NOTEBOOK)
+    path = ext_app.history.store.file_for(NOTEBOOK)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = damaged_files(NOTEBOOK)[case]
     path.write_bytes(raw)
@@ -169,9 +168,9 @@ async def test_damaged_history_is_salvaged_and_told_once(
 
 
 async def test_two_corruptions_in_one_second_keep_both_copies(
-    get_json, post_chat, fake, history_dir
+    get_json, post_chat, fake, history_dir, ext_app
 ):
-    path = ChatHistoryStore(history_dir).file_for(NOTEBOOK)
+    path = ext_app.history.store.file_for(NOTEBOOK)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"{ first damage")
     status, _ = await get_json("chapyter-ext", "history", params={"notebook": NOTEBOOK})

@@ -183,7 +183,8 @@ async def test_server_shutdown_saves_the_partial_reply(
         task.cancel()
     assert reader.first("done")["status"] == "stopped"
     await wait_until(lambda: fake.requests[-1].disconnected, what="upstream closed")
-    saved = ChatHistoryStore(history_dir).get(NOTEBOOK).messages
+    root = ext_app.history.store.contents_root  # a new store reads it as a restarted server
+    saved = ChatHistoryStore(history_dir, contents_root=root).get(NOTEBOOK).messages
     assert [(m.role, m.status) for m in saved] == [("user", "complete"), ("assistant", "stopped")]
 
 

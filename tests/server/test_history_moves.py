@@ -48,9 +48,9 @@ def test_first_chat_takes_the_id_the_notebook_proposes(store):
     # Another tab proposing another id for the same notebook joins the same history.
     assert store.resolve_chat(A, notebook_id="b" * 32) == view.chat_id
     assert store.get(A, "b" * 32).notebook_id == ID_A
-    # A malformed id is no id: the file gets a name of its own.
+    # A malformed id is no id: the file gets a name of its own, from the notebook's place.
     chat_with(store, B, "q", notebook_id="../../etc/passwd")
-    assert store.get(B).notebook_id == hashlib.sha256(B.encode()).hexdigest()[:40]
+    assert store.get(B).notebook_id == hashlib.sha256(store.place(B).encode()).hexdigest()[:40]
 
 
 def test_rename_moves_the_chats_and_keeps_the_file(store):

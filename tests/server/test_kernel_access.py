@@ -24,7 +24,8 @@ from .kernel_browser import KernelThread
 NOTEBOOK = "work/keys.ipynb"
 #: The same key under a name of the user's own: left out too (its value is a server secret).
 OTHER_NAME = "MY_PROJECT_LLM_KEY"
-LOCKS = {"Chapyter": {"locked": ["model"]}}
+#: The administrator's file sets the model and locks it (a lock holds the value its file gives).
+LOCKS = {"Chapyter": {"model": "fake-model", "locked": ["model"]}}
 
 
 @pytest.fixture

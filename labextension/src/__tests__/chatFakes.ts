@@ -7,6 +7,7 @@ import {
   IChatConfig,
   IChatContext,
   IChatExport,
+  IExportSaved,
   IChatMessage,
   IChatRequest,
   IContextPreview,
@@ -192,6 +193,38 @@ export class FakeClient implements IChatClient {
     this.calls.push(`export ${notebook}`);
     this.exports.push([notebook, notebookId, chatId]);
     return { filename: 'x.chat.md', chat_id: chatId ?? '', markdown: '# Chat' };
+  }
+
+  /** The files saveExport wrote (path to how many times); those already there. */
+  saved = new Map<string, number>();
+  /** The `replace` of each saveExport call. */
+  replaces: (string | null)[] = [];
+  /** The notebook, notebook id and chat id of each saveExport call. */
+  saveArgs: unknown[][] = [];
+
+  async saveExport(
+    notebook: string,
+    notebookId: string | null,
+    chatId: string | null,
+    replace: string | null
+  ): Promise<IExportSaved> {
+    this.calls.push(`save-export ${notebook}`);
+    this.replaces.push(replace);
+    this.saveArgs.push([notebook, notebookId, chatId]);
+    const path = notebook.replace(/\.ipynb$/, '.chat.md');
+    const exists = this.saved.has(path);
+    const written = !exists || replace === path;
+    if (written) {
+      this.saved.set(path, (this.saved.get(path) ?? 0) + 1);
+    }
+    return {
+      path,
+      written,
+      exists,
+      ...(exists ? { size: 1536, modified: '2025-06-01T10:00:00Z' } : {}),
+      filename: path.split('/').pop()!,
+      chat_id: chatId ?? ''
+    };
   }
 }
 

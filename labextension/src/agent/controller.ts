@@ -50,6 +50,22 @@ export class AgentController implements IChatTurnHook {
   }
 
   /**
+   * Whether the server offers agent mode (`GET config`'s `features.agent`): off, the toggle
+   * is greyed and no message goes as an agent turn, whatever {@link enabled} says.
+   */
+  get available(): boolean {
+    return this._available;
+  }
+
+  /** What the server said of agent mode (`Chapyter.agent`, `Chapyter.chat`). */
+  setServerAvailable(value: boolean): void {
+    if (value !== this._available) {
+      this._available = value;
+      this._changed.emit();
+    }
+  }
+
+  /**
    * The policy turns use: the chosen one, else the server's default, else "ask"; never
    * looser than the administrator's lock.
    */
@@ -171,12 +187,16 @@ export class AgentController implements IChatTurnHook {
 
   /**
    * Remove the cells a reply's turn inserted from `notebook`, in one undo step: those of the
-   * live turn, or those its stored steps name. How many were still there.
+   * live turn, or those its stored steps name. How many were still there. A reply that came
+   * with the notebook's file removes nothing: the cells it names are the file's word.
    */
   undo(reply: IChatMessage, notebook: string): number {
     const turn = this._turns.get(reply);
     if (turn) {
       return turn.undo();
+    }
+    if (reply.imported) {
+      return 0;
     }
     const ids = (reply.steps ?? []).map(s => s.cell_id).filter(id => !!id);
     const removed = this._options.notebook(notebook)?.remove(ids) ?? 0;
@@ -199,6 +219,7 @@ export class AgentController implements IChatTurnHook {
     servers: []
   };
   private _enabled = false;
+  private _available = true;
   private _policy: AgentPolicy | null = null;
   private _floor: AgentPolicy | null = null;
   private _serverPolicy: AgentPolicy | null = null;

@@ -20,6 +20,13 @@ export interface IAgentControls {
   update(hasNotebook: boolean): void;
 }
 
+/** What the toggle's label says of agent mode. */
+const ABOUT =
+  'Agent: the model may run code in new cells of this notebook and answer from the results';
+/** What it says where the server turned agent mode off (the server's own refusal line). */
+export const AGENT_OFF =
+  'Agent mode is turned off on this server (Chapyter.agent).';
+
 /** The label of a policy, e.g. "Ask before every run". */
 export function policyLabel(policy: AgentPolicy): string {
   return AGENT_POLICIES.find(p => p.value === policy)?.label ?? policy;
@@ -28,10 +35,7 @@ export function policyLabel(policy: AgentPolicy): string {
 /** Build the agent controls over `agent`. */
 export function agentControls(agent: AgentController): IAgentControls {
   const node = element('div', 'jp-Chapyter-agentControls');
-  const label = element('label', 'jp-Chapyter-agentToggle', {
-    title:
-      'Agent: the model may run code in new cells of this notebook and answer from the results'
-  });
+  const label = element('label', 'jp-Chapyter-agentToggle', { title: ABOUT });
   const toggle = element('input', '', {
     type: 'checkbox',
     'aria-label': 'Agent mode'
@@ -58,8 +62,11 @@ export function agentControls(agent: AgentController): IAgentControls {
   return {
     node,
     update(hasNotebook: boolean) {
-      toggle.checked = agent.enabled;
-      toggle.disabled = !hasNotebook;
+      const on = agent.enabled && agent.available;
+      toggle.checked = on;
+      toggle.disabled = !hasNotebook || !agent.available;
+      label.title = agent.available ? ABOUT : AGENT_OFF;
+      label.classList.toggle('jp-mod-off', !agent.available);
       const floor = agent.policyFloor;
       for (const option of Array.from(select.options)) {
         const locked =
@@ -70,8 +77,8 @@ export function agentControls(agent: AgentController): IAgentControls {
         option.title = locked ? 'Not allowed by your administrator' : '';
       }
       select.value = agent.policy;
-      select.hidden = !agent.enabled;
-      node.classList.toggle('jp-mod-active', agent.enabled);
+      select.hidden = !on;
+      node.classList.toggle('jp-mod-active', on);
     }
   };
 }

@@ -11,7 +11,7 @@ import type { AgentController } from './controller';
 export function agentMode(agent: AgentController): IChatMode {
   return {
     get enabled() {
-      return agent.enabled;
+      return agent.enabled && agent.available;
     },
     changed: agent.changed,
     open: (request, reply, signal, redraw) =>

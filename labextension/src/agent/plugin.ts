@@ -74,6 +74,7 @@ const agentPlugin: JupyterFrontEndPlugin<void> = {
       .config()
       .then(config => {
         agent.setServerPolicy(config.agent?.policy, config.agent?.policy_floor);
+        agent.setServerAvailable(config.features?.agent !== false);
         agent.setServerTools(config.agent?.tools, config.agent?.mcp_servers);
       })
       .catch(() => undefined);

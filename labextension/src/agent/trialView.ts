@@ -82,20 +82,25 @@ export class TrialDetails {
     this.node.hidden = true;
   }
 
-  /** Show `trial` (null: none was made). */
-  update(trial: ITrialLines | null): void {
+  /**
+   * Show `trial` (null: none was made). `origin` says whose word it is when it is not this
+   * server's ("from the file"): then whether it ran unasked is not said.
+   */
+  update(trial: ITrialLines | null, origin: string | null = null): void {
     this.node.hidden = !trial;
     if (!trial) {
       return;
     }
-    const key = JSON.stringify(trial);
+    const key = JSON.stringify([trial, origin]);
     if (key === this._shown) {
       return;
     }
     this._shown = key;
-    this._summary.textContent = trial.concerns.length
-      ? `Trial: ${trial.concerns[0]}${trial.concerns.length > 1 ? ' …' : ''}`
-      : 'Trial: tried nothing, ran unasked';
+    this._summary.textContent = origin
+      ? `Trial (${origin})`
+      : trial.concerns.length
+        ? `Trial: ${trial.concerns[0]}${trial.concerns.length > 1 ? ' …' : ''}`
+        : 'Trial: tried nothing, ran unasked';
     this._body.replaceChildren(
       ...(trial.concerns.length
         ? [

@@ -11,6 +11,7 @@ import {
   IChatRequest,
   IChatExport,
   IContextPreview,
+  IExportSaved,
   IHistoryView
 } from './tokens';
 
@@ -121,6 +122,24 @@ export class ChatClient implements IChatClient {
   ): Promise<IChatExport> {
     return call<IChatExport>(
       `history/export${query({ notebook, notebook_id: notebookId, chat_id: chatId })}`
+    );
+  }
+
+  /** `POST history/export`. */
+  saveExport(
+    notebook: string,
+    notebookId: string | null,
+    chatId: string | null,
+    replace: string | null
+  ): Promise<IExportSaved> {
+    return call<IExportSaved>(
+      'history/export',
+      json('POST', {
+        notebook,
+        notebook_id: notebookId,
+        chat_id: chatId,
+        replace
+      })
     );
   }
 }

@@ -49,6 +49,9 @@ export function drawEmpty(
     );
     return;
   }
+  if (model.chatOff) {
+    return; // the server's notices above say so; nothing here can be sent
+  }
   if (model.state === 'loading') {
     empty.appendChild(
       element('p', '', { role: 'status' }, 'Loading the chat…')

@@ -11,16 +11,26 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { applyView, ChatState, IThread, loadThread } from './thread';
+import {
+  applyView,
+  ChatState,
+  errorMessage,
+  IThread,
+  loadThread
+} from './thread';
 import { IUsage } from '../common/usage';
 import { NotebookThreads } from './threads';
 import {
   IChatClient,
   IChatExport,
   IChatMessage,
+  IExportSaved,
   IHistoryView,
   INotebookIdentity
 } from './tokens';
+
+/** How the chat's notice line starts when Export chat could not write its file. */
+const EXPORT_FAILED = 'Could not export the chat:';
 
 /** Which notebook the chat follows, its thread and that thread's history; the signals. */
 export class ChatHistoryModel {
@@ -183,6 +193,32 @@ export class ChatHistoryModel {
       return null;
     }
     return this._threads.exportChat(thread);
+  }
+
+  /**
+   * The current chat written next to its notebook (`NotebookThreads.saveExport`);
+   * null with no chat to export. A file the server could not write (a full disk, a quota,
+   * a refused link) is also the chat's one-line notice, then rethrown.
+   */
+  async saveExport(replace: string | null): Promise<IExportSaved | null> {
+    const thread = this._current();
+    if (!thread || !thread.chatId) {
+      return null;
+    }
+    try {
+      const saved = await this._threads.saveExport(thread, replace);
+      if (thread.notice?.startsWith(EXPORT_FAILED)) {
+        thread.notice = null; // written after all: nothing left to tell
+        this._changed.emit();
+      }
+      return saved;
+    } catch (error) {
+      thread.notice = `${EXPORT_FAILED} ${errorMessage(error)}`;
+      if (thread === this._current()) {
+        this._changed.emit();
+      }
+      throw error;
+    }
   }
 
   /** Stop every stream (the panel is going away). */

@@ -14,6 +14,13 @@ import { AnswerView } from './answer';
 import { ICodeBlockHandlers, REVIEW_HOLD } from './codeBlocks';
 import { element } from '../common/dom';
 import {
+  author,
+  FROM_FILE,
+  FROM_FILE_HOLD,
+  FROM_FILE_TITLE,
+  messageLabel
+} from './origin';
+import {
   IChatMessage,
   ICodeBlockOffer,
   ICodeBlockOrigin,
@@ -56,7 +63,7 @@ export class MessageView {
     const role = message.role;
     this.node = element('div', `jp-Chapyter-chatMessage jp-mod-${role}`, {
       role: 'article',
-      'aria-label': role === 'user' ? 'Your message' : 'Answer'
+      'aria-label': messageLabel(message)
     });
     this._header = element('div', 'jp-Chapyter-chatMessageHeader');
     this._body = element('div', 'jp-Chapyter-chatMessageBody');
@@ -142,7 +149,9 @@ export class MessageView {
     this.node.classList.toggle('jp-mod-error', message.status === 'error');
     // The buttons depend on the model being review-first, known once the config loaded:
     // when that changes after they were added, the answer is drawn again with new ones.
-    const note = this._panel.reviewNote?.(message) ?? null;
+    const note = message.imported
+      ? FROM_FILE_HOLD
+      : (this._panel.reviewNote?.(message) ?? null);
     const content = message.content;
     const key = streaming ? 'streaming' : `done ${note}`;
     if (!this._answer) {
@@ -158,18 +167,20 @@ export class MessageView {
 
   private _drawHeader(): void {
     const message = this.message;
-    const who = message.role === 'user' ? 'You' : message.model || 'Assistant';
+    const who = author(message);
     const status =
       message.status === 'stopped'
         ? 'stopped'
         : message.status === 'error'
           ? 'failed'
           : '';
-    const key = `${who}|${status}`;
+    const key = `${who}|${status}|${!!message.imported}`;
     if (key === this._headerKey) {
       return;
     }
     this._headerKey = key;
+    this.node.setAttribute('aria-label', messageLabel(message));
+    this.node.classList.toggle('jp-mod-imported', !!message.imported);
     this._header.textContent = '';
     this._header.appendChild(
       element('span', 'jp-Chapyter-chatAuthor', {}, who)
@@ -177,6 +188,16 @@ export class MessageView {
     if (status) {
       this._header.appendChild(
         element('span', 'jp-Chapyter-chatStatus', {}, status)
+      );
+    }
+    if (message.imported) {
+      this._header.appendChild(
+        element(
+          'span',
+          'jp-Chapyter-chatOrigin',
+          { title: FROM_FILE_TITLE },
+          FROM_FILE
+        )
       );
     }
   }
@@ -228,7 +249,8 @@ export class MessageView {
    * Apply to cell N under every code block of the answer.
    */
   private _buttons(note: string | null): ICodeBlockHandlers {
-    const checks = this.message.checks ?? [];
+    // Verdicts that came with the file were made elsewhere, if at all: none are used.
+    const checks = this.message.imported ? [] : (this.message.checks ?? []);
     return {
       insert: (code, run) =>
         void this._panel.insertCode(code, this.message, run),
@@ -241,7 +263,11 @@ export class MessageView {
       applyOffer: code =>
         this._panel.codeOffer?.(code, {
           model: this.message.model ?? '',
-          hold: note ? REVIEW_HOLD : null
+          hold: this.message.imported
+            ? FROM_FILE_HOLD
+            : note
+              ? REVIEW_HOLD
+              : null
         }) ?? null
     };
   }

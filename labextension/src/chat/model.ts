@@ -20,6 +20,7 @@ import {
   IThread
 } from './thread';
 import {
+  CHAT_OFF,
   IChatClient,
   IChatContext,
   IChatMessage,
@@ -143,12 +144,40 @@ export class ChatModel extends ChatHistoryModel {
     return this._savesInNotebook;
   }
 
+  /** Whether the server turned the chat off (`Chapyter.chat`): nothing is sent. */
+  get chatOff(): boolean {
+    return this._chatOff;
+  }
+
+  /**
+   * What the server says of its settings, one line each: a setting a lock or a value that
+   * could not be used replaced (`GET config`'s `notices`), the chat turned off. Empty once
+   * dismissed.
+   */
+  get serverNotices(): readonly string[] {
+    if (this._serverNoticesDismissed) {
+      return [];
+    }
+    return this._chatOff
+      ? [CHAT_OFF, ...this._serverNotices]
+      : this._serverNotices;
+  }
+
+  /** Hide the server's notices (until the page is loaded again). */
+  dismissServerNotices(): void {
+    this._serverNoticesDismissed = true;
+    this._changed.emit();
+  }
+
   /** Load the models from the server. */
   async loadConfig(): Promise<void> {
     try {
       const config = await this._client.config();
       this._choice.configure(config);
       this._savesInNotebook = !!config?.save_chat_in_notebook;
+      this._chatOff = config?.features?.chat === false;
+      const notices = Array.isArray(config?.notices) ? config.notices : [];
+      this._serverNotices = notices.filter(n => typeof n === 'string' && n);
       this._configError = null;
     } catch (error) {
       this._configError = `Could not load the chat settings: ${errorMessage(error)}`;
@@ -184,11 +213,12 @@ export class ChatModel extends ChatHistoryModel {
 
   /**
    * Ask: the message and an empty reply appear at once, tokens stream into the reply.
-   * Returns false when nothing was sent (empty text, no notebook, or a reply streaming).
+   * Returns false when nothing was sent (empty text, no notebook, a reply streaming, the
+   * chat turned off on the server).
    */
   async send(text: string): Promise<boolean> {
     const thread = this._current();
-    if (!thread || thread.state !== 'idle' || !text.trim()) {
+    if (!thread || thread.state !== 'idle' || !text.trim() || this._chatOff) {
       return false;
     }
     this._draft = '';
@@ -404,6 +434,9 @@ export class ChatModel extends ChatHistoryModel {
 
   private _client: IChatClient;
   private _savesInNotebook = false;
+  private _chatOff = false;
+  private _serverNotices: string[] = [];
+  private _serverNoticesDismissed = false;
   private _choice = new ModelChoice();
   private _context: IChatContext | null = null;
   private _contextLoads = 0;

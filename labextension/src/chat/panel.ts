@@ -19,7 +19,9 @@ import { drawEmpty, REVIEW_NOTE } from './emptyState';
 import { ChatExtension } from './extension';
 import { MessageView } from './messageView';
 import { ChatModel } from './model';
+import { ServerNotices } from './serverNotices';
 import {
+  CHAT_OFF,
   IChatMessage,
   IChatMode,
   IChatModeControls,
@@ -191,7 +193,10 @@ export class ChatPanel extends Widget {
     const footer = element('div', 'jp-Chapyter-chatFooter');
     footer.append(this._error, this._chip.node, inputRow, hint);
     this._inputRow = inputRow;
-    this.node.append(header, this._usage, this._messages, footer);
+    // Issue 31: what the server uses instead of a user's setting, and what it turned off.
+    this._serverNotices = new ServerNotices(this.model);
+    this.node.append(header, this._serverNotices.node, this._usage);
+    this.node.append(this._messages, footer);
 
     this.model.changed.connect(this._onChanged, this);
     this.model.messageChanged.connect(this._onMessageChanged, this);
@@ -355,6 +360,7 @@ export class ChatPanel extends Widget {
     this._export.disabled =
       !model.chatId || !model.messages.length || model.state !== 'idle';
     this._saved.hidden = !model.savesInNotebook || !model.notebook;
+    this._serverNotices.update();
     this._drawMessages();
     this._drawEmpty();
     const error = model.error ?? model.notice;
@@ -445,14 +451,19 @@ export class ChatPanel extends Widget {
     const model = this.model;
     const streaming = model.state === 'streaming';
     const hadFocus = document.activeElement === this._stop;
-    this._input.disabled = !model.notebook;
-    this._input.placeholder = !model.notebook
-      ? 'Open a notebook to chat about it'
-      : (this._activeMode?.placeholder ?? 'Ask about this notebook');
+    this._input.disabled = !model.notebook || model.chatOff;
+    this._input.placeholder = model.chatOff
+      ? CHAT_OFF
+      : !model.notebook
+        ? 'Open a notebook to chat about it'
+        : (this._activeMode?.placeholder ?? 'Ask about this notebook');
     this._modeControls?.update(!!model.notebook);
     this._send.hidden = streaming;
     this._send.disabled =
-      !model.notebook || model.state !== 'idle' || !this._input.value.trim();
+      !model.notebook ||
+      model.chatOff ||
+      model.state !== 'idle' ||
+      !this._input.value.trim();
     this._stop.hidden = !streaming;
     this._stop.disabled = model.stopping;
     if (hadFocus && !streaming) {
@@ -469,6 +480,7 @@ export class ChatPanel extends Widget {
   private _saved: HTMLElement;
   private _messages: HTMLElement;
   private _usage: HTMLElement;
+  private _serverNotices: ServerNotices;
   private _empty: HTMLElement;
   private _error: HTMLElement;
   private _errorText: HTMLElement;

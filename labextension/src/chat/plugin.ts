@@ -22,12 +22,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { NotebookContextCollector } from '../common/notebookSnapshot';
 import { CodeActions } from './actions';
 import { ChatClient } from './client';
-import {
-  downloadMarkdown,
-  exportPath,
-  fileExists,
-  saveMarkdown
-} from './exportChat';
+import { downloadMarkdown, exportNextToNotebook } from './exportChat';
 import { chatIcon } from './icons';
 import { TrackerIdentity } from './identity';
 import { ChatExtension } from './extension';
@@ -40,6 +35,7 @@ import {
   IChatSettings
 } from './tokens';
 import { ChatPanel } from './panel';
+import { hintWhenFirstShown, sendWarmUpHint } from './warmUp';
 
 /** How long the chip waits for the notebook to settle before reading it again, in ms. */
 const CONTEXT_DEBOUNCE_MS = 300;
@@ -106,6 +102,8 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
     let side: IChatSettings['side'] = DEFAULT_CHAT_SETTINGS.side;
     app.shell.add(panel, side, { rank: SIDEBAR_RANK, type: 'AI Chat' });
     restorer?.add(panel, 'chapyter-ext-chat');
+    // Issue 31: the server loads its model SDK when a user first opens the chat, not at start.
+    hintWhenFirstShown(panel, sendWarmUpHint);
 
     const applySettings = (settings: IChatSettings) => {
       collector.settings = settings;
@@ -243,28 +241,25 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
       describedBy: { args: { type: 'object', properties: {} } },
       isEnabled: canExport,
       execute: async () => {
-        const notebook = model.notebook;
         try {
-          const exported = await model.exportChat();
-          if (!notebook || !exported) {
-            return;
-          }
-          const path = exportPath(notebook, exported.filename);
-          const contents = app.serviceManager.contents;
-          if (await fileExists(contents, path)) {
+          // Written by the server: never through a link, never outside its root.
+          const path = await exportNextToNotebook(model, async question => {
             const answer = await showDialog({
-              title: 'Replace the exported chat?',
-              body: `${path} exists. Replace it with this chat?`,
+              title: question.title,
+              body: question.body,
               buttons: [
                 Dialog.cancelButton(),
-                Dialog.warnButton({ label: 'Replace' })
+                Dialog.warnButton({
+                  label: 'Replace',
+                  ariaLabel: `Replace ${question.path}`
+                })
               ]
             });
-            if (!answer.button.accept) {
-              return;
-            }
+            return answer.button.accept;
+          });
+          if (!path) {
+            return;
           }
-          await saveMarkdown(contents, path, exported.markdown);
           // As text: a Markdown preview would load the answers' remote images.
           await app.commands.execute('docmanager:open', {
             path,
@@ -273,7 +268,17 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
         } catch (error) {
           Notification.error(
             `Could not export the chat: ${errorMessage(error)}`,
-            { autoClose: 8000 }
+            {
+              autoClose: 8000,
+              actions: [
+                {
+                  label: 'Download instead',
+                  caption: 'Download the chat as Markdown (nothing is written)',
+                  callback: () =>
+                    void app.commands.execute(ChatCommandIDs.downloadChat)
+                }
+              ]
+            }
           );
         }
       }

@@ -4,6 +4,7 @@
  */
 
 import { answerParts, BAD_RESPONSE, ChatEvent } from '../common/events';
+import { isImported } from './origin';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
 import { addUsage, IUsage, parseUsage } from '../common/usage';
 
@@ -77,6 +78,10 @@ export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
   };
   if (message.status === 'error') {
     message.error = data.error ?? 'This reply failed.';
+  }
+  if (isImported(data)) {
+    // The server's mark: it came with the notebook's file (never the file's own word).
+    message.imported = true;
   }
   return { ...message, ...answerParts(data as { [key: string]: unknown }) };
 }

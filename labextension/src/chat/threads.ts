@@ -11,6 +11,7 @@ import { newThread, errorMessage, IThread } from './thread';
 import {
   IChatClient,
   IChatExport,
+  IExportSaved,
   IHistoryView,
   INotebookChatMetadata,
   INotebookIdentity
@@ -122,6 +123,23 @@ export class NotebookThreads {
   async exportChat(thread: IThread): Promise<IChatExport> {
     const notebookId = await this.notebookId(thread);
     return this._client.exportChat(thread.notebook, notebookId, thread.chatId);
+  }
+
+  /**
+   * The thread's current chat written next to its notebook by the server; a file already
+   * there is replaced only when `replace` is its path.
+   */
+  async saveExport(
+    thread: IThread,
+    replace: string | null
+  ): Promise<IExportSaved> {
+    const notebookId = await this.notebookId(thread);
+    return this._client.saveExport(
+      thread.notebook,
+      notebookId,
+      thread.chatId,
+      replace
+    );
   }
 
   private async _metadata(

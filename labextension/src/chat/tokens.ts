@@ -86,7 +86,27 @@ export interface IChatConfig {
   save_chat_in_notebook?: boolean;
   /** Whether inline completion is on for this server (Chapyter.inline_completion). */
   inline_completion?: boolean;
+  /** The features on for everyone using this server (`Chapyter.chat`, `agent`, ...). */
+  features?: IServerFeatures;
+  /** One line per setting a lock or a value that could not be used replaced. */
+  notices?: string[];
 }
+
+/** `GET config`'s `features`: whether each is on (absent: on). */
+export interface IServerFeatures {
+  /** The AI Chat (`Chapyter.chat`). */
+  chat?: boolean;
+  /** Agent mode (`Chapyter.agent`; off when the chat is). */
+  agent?: boolean;
+  /** Inline completion (`Chapyter.inline_completion`). */
+  inline_completion?: boolean;
+  /** The agent's MCP tools (`Chapyter.mcp`). */
+  mcp?: boolean;
+}
+
+/** What the chat says where the server turned it off (the server's own refusal line). */
+export const CHAT_OFF =
+  'The AI Chat is turned off on this server (Chapyter.chat).';
 
 /** Where a message stands. */
 export type MessageStatus = 'complete' | 'stopped' | 'error' | 'streaming';
@@ -118,6 +138,11 @@ export interface IChatMessage {
    * pass is not offered to run. Absent (older answers): no verdicts.
    */
   checks?: ICodeCheck[];
+  /**
+   * Came with the notebook's file (`metadata.chapyter.chat`), as the server marked it when
+   * it took the chat: shown read-only, the cells and approvals its steps name never used.
+   */
+  imported?: boolean;
 }
 
 /** The body of `GET chapyter-ext/history` (and of the other history calls). */
@@ -146,6 +171,24 @@ export interface IChatExport {
   chat_id: string;
   /** The chat as a Markdown document (redacted by the server). */
   markdown: string;
+}
+
+/** The body of `POST chapyter-ext/history/export`: the chat written next to its notebook. */
+export interface IExportSaved {
+  /** The file's path for the contents API, e.g. `work/analysis.chat.md`. */
+  path: string;
+  /** Whether it was written (false: a file is there and the request did not name it). */
+  written: boolean;
+  /** Whether a file was there already. */
+  exists: boolean;
+  /** The size in bytes of the file that was there. */
+  size?: number;
+  /** When the file that was there last changed (ISO 8601). */
+  modified?: string;
+  /** The file's name. */
+  filename: string;
+  /** The exported chat's id. */
+  chat_id: string;
 }
 
 /** What an open notebook's metadata says of its chat (`contract/notebookChat.ts`). */
@@ -266,6 +309,16 @@ export interface IChatClient {
     notebookId?: string | null,
     chatId?: string | null
   ): Promise<IChatExport>;
+  /**
+   * `POST history/export`: the current chat (or `chatId`) written next to the notebook by
+   * the server; a file already there is replaced only when `replace` is its path.
+   */
+  saveExport(
+    notebook: string,
+    notebookId: string | null,
+    chatId: string | null,
+    replace: string | null
+  ): Promise<IExportSaved>;
 }
 
 /** User settings of the chat (schema/chat.json). */

@@ -96,6 +96,12 @@ export interface IStepRecord {
   outcome: string;
   /** What its trial saw (null: no trial was made). */
   trial?: ITrialRecord | null;
+  /** The MCP server of the tool ('' or absent for the built-in ones). */
+  server?: string;
+  /** A tool other than run_code: its arguments, as JSON text. */
+  arguments?: string;
+  /** A tool other than run_code: what the model was told of its result. */
+  result?: string;
 }
 
 function strings(value: unknown): string[] {
@@ -139,7 +145,10 @@ export function stepRecords(value: unknown): IStepRecord[] {
       code: str(v.code),
       cell_id: str(v.cell_id),
       outcome: str(v.outcome),
-      trial: trialRecord(v.trial)
+      trial: trialRecord(v.trial),
+      ...(v.server ? { server: str(v.server) } : {}),
+      ...(v.arguments ? { arguments: str(v.arguments) } : {}),
+      ...(v.result ? { result: str(v.result) } : {})
     }));
 }
 
