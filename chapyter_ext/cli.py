@@ -77,6 +77,7 @@ def _agent(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             on_line=lambda line: print(line, flush=True),
             stop_signals=(signal.SIGINT, signal.SIGTERM),
+            keep_state=args.keep_state,
         )
     except AgentRunError as err:
         print(f"chapyter-ext agent: {err}", file=sys.stderr)
@@ -244,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
         "are written with a note saying what was interrupted (none ran: nothing is written), "
         "and it exits 130 (SIGINT) or 143 (SIGTERM). The notebook must not be a symbolic "
         "link: the file is replaced atomically, never written through a link. An output "
-        "showing a configured key or header value is written as <redacted>.",
+        "showing a configured key or header value is written as <redacted>. A turn that "
+        "ends without an answer after a failing step puts the kernel's variables back as it "
+        "found them (Undo, docs/undo.md) and says so in one line; --keep-state does not.",
     )
     agent.add_argument("notebook", metavar="NOTEBOOK")
     agent.add_argument("question", metavar="QUESTION")
@@ -277,6 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=600.0,
         metavar="S",
         help="seconds per cell (default 600); the turn's own cap is Chapyter.agent_time_limit",
+    )
+    agent.add_argument(
+        "--keep-state",
+        action="store_true",
+        help="when the turn fails, leave the kernel's variables as its steps left them "
+        "(default: put them back as they were before the turn)",
     )
     agent.set_defaults(run=_agent)
 

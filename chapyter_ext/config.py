@@ -31,6 +31,7 @@ from .admin import AdminLocks, admin_locks, fall_back, hold
 from .config_values import (
     CHECKED,
     CHOICES,
+    UNDO_HELP,
     URL,
     Secret,
     SecretHeaders,
@@ -251,6 +252,8 @@ class Chapyter(Configurable):
         help="Trial runs: megabytes of new memory a trial may allocate (64 to 1048576); the "
         "kernel's data it starts with is shared with the kernel, not copied or counted.",
     )
+    undo_turns = Int(5, config=True, help=UNDO_HELP["undo_turns"])
+    undo_memory_mb = Int(2048, config=True, help=UNDO_HELP["undo_memory_mb"])
 
     # -- Where a kernel's key is
     kernel_keys = Bool(

@@ -44,12 +44,24 @@ CHOICES = {
 }
 
 
+#: Undo's settings' help (declared in ``Chapyter``, which has no lines to spare).
+UNDO_HELP = {
+    "undo_turns": "Undo: the last turns (agent, %%ai) whose kernel state is kept to restore (0 "
+    "to 50; 0: Undo removes cells only). Linux: a waiting copy-on-write fork of the kernel per "
+    "step.",
+    "undo_memory_mb": "Undo: megabytes the kept states may hold (64 to 1048576): the pages they "
+    "hold that the kernel no longer shares (it changed them since), each counted once; the "
+    "oldest turns are dropped first.",
+}
+
+
 #: The other settings :func:`check_setting` checks when they are set.
 CHECKED = (
     *("model", "base_url", "api_key", "temperature", "max_tokens", "timeout", "max_retries"),
     *("extra_headers", "context_budget", "local_model_path", "fix_retries", "rules_chars"),
     *("agent_max_steps", "agent_local_max_steps", "agent_time_limit", "agent_result_chars"),
     *("prices", "trial_time_limit", "trial_memory_mb", "save_chat_max_bytes"),
+    *("undo_turns", "undo_memory_mb"),
     *("completion_model", "completion_max_tokens", "completion_context_chars"),
 )
 
@@ -207,13 +219,16 @@ def check_setting(name: str, value: Any) -> str | None:
     elif name in ("agent_max_steps", "agent_local_max_steps"):
         if not _number(value) or not float(value).is_integer() or not 1 <= value <= 100:
             return f"must be a whole number from 1 to 100, not {value!r}"
+    elif name == "undo_turns":
+        if not _number(value) or not float(value).is_integer() or not 0 <= value <= 50:
+            return f"must be a whole number from 0 to 50, not {value!r}"
     elif name == "fix_retries":
         if not _number(value) or not float(value).is_integer() or not 0 <= value <= 5:
             return f"must be a whole number from 0 to 5, not {value!r}"
     elif name == "trial_time_limit":
         if not _number(value) or not math.isfinite(value) or not 0.5 <= value <= 300:
             return f"must be a number of seconds from 0.5 to 300, not {value!r}"
-    elif name == "trial_memory_mb":
+    elif name in ("trial_memory_mb", "undo_memory_mb"):
         if not _number(value) or not float(value).is_integer() or not 64 <= value <= 1048576:
             return f"must be a whole number of megabytes from 64 to 1048576, not {value!r}"
     elif name == "agent_time_limit":

@@ -245,6 +245,10 @@ class AIMagics(Magics):
         held = self._hold(code) if (run or run_here) and not caller.is_batch else None
         if held is not None:
             run = run_here = False
+        if (run or run_here) and retry is None and not caller.is_batch:
+            from .snapshot.ai import before_generated_cell
+
+            before_generated_cell(self.shell)  # for %ai undo; where it cannot, undo says why
         n_lines = code.count("\n") + 1
         done = (
             f"{n_lines} line{'s' * (n_lines != 1)} from {completion.model} "
@@ -389,6 +393,7 @@ class AIMagics(Magics):
 
             %ai status     endpoint host, model, whether a key is set (never the key)
             %ai models     the models the endpoint offers (GET /v1/models)
+            %ai undo       restore the variables as they were before the last generated cell ran
             %ai help       this text
 
         Write requests with the cell magic ``%%ai`` (see ``%%ai?``).
@@ -399,11 +404,15 @@ class AIMagics(Magics):
             print(self._status())
         elif name == "models":
             print(self._models())
+        elif name == "undo":
+            from .snapshot.ai import undo
+
+            print(undo(self.shell))
         elif name == "help":
             print(self.ai_line.__doc__)
         else:
             raise ChapyterError(
-                f"Unknown command {name!r}: use %ai status, %ai models or %ai help; "
+                f"Unknown command {name!r}: use %ai status, %ai models, %ai undo or %ai help; "
                 "requests go in a %%ai cell."
             )
 

@@ -62,6 +62,8 @@ CHAPYTER = {
     "timeout": (30.0, 120.0),
     "tool_calling": ("off", "on"),
     "trial_memory_mb": (1024, 4096),
+    "undo_memory_mb": (512, 4096),
+    "undo_turns": (2, 10),
     "trial_time_limit": (5.0, 30.0),
     "trials": (True, False),
     "warm_up": (False, True),

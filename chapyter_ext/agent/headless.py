@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ..contract import METADATA_KEY, SCHEMA_VERSION, generated_metadata, utc_now
 from ..replay import ensure_cell_ids
 from ..tracebacks import exception_line
 from .notebook_kernel import KernelRunError, NotebookKernel
+from .stop_signals import StopSignals, interrupted_note
 
 if TYPE_CHECKING:
     from ..config import Chapyter
@@ -62,6 +62,8 @@ class AgentRun:
     signal: int | None = None
     #: One line when outputs showed a configured secret, replaced before the file was written.
     redacted: str | None = None
+    #: One line when a failed turn put the kernel's variables back as it found them.
+    restored: str | None = None
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -80,6 +82,7 @@ def run_agent_file(
     settings: Chapyter | None = None,
     on_line: Callable[[str], None] | None = None,
     stop_signals: Sequence[int] = (),
+    keep_state: bool = False,
 ) -> AgentRun:
     """Run one agent turn on the notebook at ``path``; write it to ``output`` (default: in place).
 
@@ -91,6 +94,10 @@ def run_agent_file(
     A ``KeyboardInterrupt`` during the turn ends it with ``interrupted`` set (see the module);
     ``stop_signals`` (e.g. ``SIGINT, SIGTERM``, from the main thread only) are made to raise
     one, once: a later signal cannot cut the shutdown or the write short.
+
+    A turn that ends without an answer after a failing step (the model's retries spent) puts
+    the kernel's variables back as they were before it (:mod:`chapyter_ext.snapshot`), said in
+    one line (``restored``); ``keep_state`` leaves them as the steps left them.
     """
     import nbformat
     from traitlets import TraitError
@@ -131,7 +138,7 @@ def run_agent_file(
     run = AgentRun(path)
     turn: _Turn | None = None
     kernel: NotebookKernel | None = None
-    with _StopSignals(stop_signals) as stop:
+    with StopSignals(stop_signals) as stop:
         try:
             from ..llm import LLMError
 
@@ -157,10 +164,11 @@ def run_agent_file(
                 kernel = NotebookKernel(nb, cwd=cwd, timeout=timeout).start()
             except KernelRunError as err:  # it did not start, or the notebook's cells broke it
                 raise AgentRunError(str(err)) from None
+            turn.keep_state = keep_state
             turn.run(kernel, question, yes=yes, max_steps=max_steps, on_line=on_line)
         except KeyboardInterrupt:
             run.signal = stop.received or signal.SIGINT
-            run.interrupted = _interrupted_note(
+            run.interrupted = interrupted_note(
                 run.signal,
                 turn.doing if turn is not None else "starting",
                 ran=turn.ran if turn is not None else 0,
@@ -252,6 +260,8 @@ class _Turn:
         self.ran = 0
         #: Whether the run said already that its kernel makes no trials.
         self.told_no_trials = False
+        #: Leave the kernel's variables as a failed turn left them (``--keep-state``).
+        self.keep_state = False
 
     def run(
         self,
@@ -277,6 +287,8 @@ class _Turn:
         from .tools import OP_RUN_CELL, RUNS_SERVER, default_registry
 
         self.kernel = kernel
+        self.doing = "keeping the kernel's state"
+        kept = "--keep-state" if self.keep_state else kernel.snapshot(self.chat_id)
         self.doing = "reading the kernel's variables"
         redactor = Redactor([*self.secrets, *(self.tools.secrets() if self.tools else [])])
         context = (
@@ -365,7 +377,7 @@ class _Turn:
                 if result.error:  # the kernel died: nothing more can run
                     self._say(line, on_line)
                     self.report.stopped = f"Stopped: {result.error}."
-                    break
+                    return
             else:
                 self.doing = f"carrying out {action.title}"
                 loop.on_result(action.step_id, self._carry_out(action, tool))
@@ -376,6 +388,20 @@ class _Turn:
                     else record.outcome
                 )
             self._say(line, on_line)
+        if self.report.answer is None and loop.steps and loop.steps[-1].status == "error":
+            self._undo(kept, on_line)
+
+    def _undo(self, kept: str | None, on_line: Callable | None) -> None:
+        """The turn failed at its last step: its variables go back as they were before it."""
+        if self.keep_state:
+            return
+        if kept is None:
+            self.doing = "restoring the kernel's state"
+            line = self.kernel.restore(self.chat_id)
+        else:
+            line = f"The kernel's variables stay as the turn left them: {kept}."
+        self.report.restored = line
+        self._say(f"the turn failed; {line[0].lower()}{line[1:]}", on_line)
 
     def _try(self, loop: AgentLoop, action: Any, on_line: Callable | None) -> Consent:
         """Try the step in a confined copy of the kernel; the decision on its report (a kernel
@@ -465,59 +491,3 @@ class _Turn:
         return nbformat.v4.new_markdown_cell(
             source=f"{quoted}\n\n{text}", metadata={METADATA_KEY: metadata}
         )
-
-
-# -- helpers -------------------------------------------------------------------------------------
-
-
-def _interrupted_note(signum: int, doing: str, *, ran: int, kept: bool) -> str:
-    """One line: which signal, what it interrupted (after how many steps), what did not run.
-    ``kept``: some cell ran, if only in part (the one running when the signal came)."""
-    said = f"Interrupted ({_signal_name(signum)}) while {doing}"
-    if not kept:
-        return f"{said}; no step ran."
-    if ran:
-        said += f", after {ran} step{'s' if ran != 1 else ''}"
-    return f"{said}; the remaining steps did not run."
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-class _StopSignals:
-    """``signals`` during a run: the first raises ``KeyboardInterrupt`` where the run is (the
-    model call, a cell, the kernel starting) until :meth:`disarm`; every later one, and any
-    after ``disarm``, is only noted, so the wind-down (interrupting the cell, shutting the
-    kernel down, writing the file) is never cut short. Only the main thread can set signal
-    handlers; elsewhere this does nothing."""
-
-    def __init__(self, signals: Sequence[int]) -> None:
-        main = threading.current_thread() is threading.main_thread()
-        self.signals = tuple(signals) if main else ()
-        #: The first signal received, if any.
-        self.received: int | None = None
-        self._armed = True
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _StopSignals:
-        for signum in self.signals:
-            self._previous[signum] = signal.signal(signum, self._on_signal)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-
-    def disarm(self) -> None:
-        """From now on signals are only noted."""
-        self._armed = False
-
-    def _on_signal(self, signum: int, frame: object) -> None:
-        if self.received is None:
-            self.received = signum
-            if self._armed:
-                raise KeyboardInterrupt

@@ -150,6 +150,26 @@ class NotebookKernel:
         value = self._evaluate("", {"armed": expression("arm", code)}).get("armed")
         return isinstance(value, dict) and value.get("armed") is True
 
+    def snapshot(self, turn: str, step: int = 0) -> str | None:
+        """Keep the kernel's state before ``step`` of ``turn`` (:mod:`chapyter_ext.snapshot`);
+        None, or why the kernel could not (one line)."""
+        from ..snapshot.kernel import expression
+
+        value = self._evaluate("", {"take": expression("take", turn, step)}).get("take")
+        if not isinstance(value, dict):
+            return "the kernel cannot keep its state (is chapyter_ext installed there?)"
+        return None if value.get("ok") is True else str(value.get("why") or "no snapshot")
+
+    def restore(self, turn: str, step: int = 0) -> str:
+        """Put the kernel's variables back as they were before ``step`` of ``turn``: the one
+        line saying what came back and what could not."""
+        from ..snapshot.kernel import expression
+
+        value = self._evaluate("", {"undo": expression("restore", turn, step)}).get("undo")
+        if not isinstance(value, dict) or not isinstance(value.get("line"), str):
+            return "Nothing restored: the kernel did not answer."
+        return value["line"]
+
     def known_types(self) -> dict[str, str]:
         """What the kernel's names hold, for the code analysis (``np`` -> ``module:numpy``)."""
         value = self._evaluate("", {"types": _TYPES_EXPRESSION}).get("types")

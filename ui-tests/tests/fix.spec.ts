@@ -118,11 +118,27 @@ test('Accept and run replaces the code in place, the re-run succeeds, undo resto
   expect(fixed.chapyter!.changes[0]).toMatchObject({ kind: 'fix' });
   expect(cells.map(c => c.id)).toEqual(['load', 'bad']);
   await expect(cell.locator('.jp-Chapyter-errorActions')).toHaveCount(0);
+  // Where the proposal was: what Undo of the run will restore (the kernel's snapshot).
+  const undoBar = cell.getByRole('group', { name: 'Undo the accepted fix' });
+  await expect(undoBar).toContainText('Undo removes undefined_zz', {
+    timeout: 30_000
+  });
   await lab.screenshot('fix-04-accepted', cell);
 
   await lab.focusEditor(file, 'bad');
   await lab.page.keyboard.press('Control+z');
   await expect.poll(async () => (await lab.cell(file, 'bad')).source).toBe(BAD);
+
+  // Undo of the run: the name it created is gone; the code, edited since, stays.
+  await undoBar
+    .getByRole('button', { name: 'Undo the accepted fix and its run' })
+    .click();
+  await expect(undoBar).toContainText('Removed undefined_zz.', {
+    timeout: 30_000
+  });
+  await expect(undoBar).toContainText('edited since: left as it is');
+  await undoBar.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(undoBar).toHaveCount(0);
 });
 
 test('a cause in an earlier cell is proposed there', async ({ lab }) => {

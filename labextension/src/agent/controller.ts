@@ -8,7 +8,9 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import type { ChatEvent } from '../common/events';
 import type { IChatMessage, IChatRequest, IChatTurnHook } from '../chat/tokens';
+import { IRestoreAnswer, IUndoPreview, KernelUndo } from '../common/kernelUndo';
 import { AgentTurn } from './runner';
+import { TurnSnapshots } from './snapshots';
 import {
   AgentPolicy,
   Decision,
@@ -160,13 +162,25 @@ export class AgentController implements IChatTurnHook {
     if (!notebook) {
       throw new Error(`${request.notebook} is not open in JupyterLab.`);
     }
-    const turn = new AgentTurn({
+    const snapshots = new TurnSnapshots(
+      new KernelUndo(expression => notebook.readJSON(expression)),
+      line => {
+        // Once a chat, as the server says "no trial runs here".
+        if (!this._toldNoSnapshot.has(turn.chatId)) {
+          this._toldNoSnapshot.add(turn.chatId);
+          turn.notify(line);
+        }
+      }
+    );
+    const turn: AgentTurn = new AgentTurn({
       client: this._options.client,
       notebook,
       describeModel: this._options.describeModel,
-      onChange: redraw
+      onChange: redraw,
+      snapshots
     });
     this._turns.set(reply, turn);
+    this._snapshots.set(reply, snapshots);
     signal.addEventListener('abort', () => turn.stop());
     const events = await this._options.client.agent(
       { ...request, policy: this.policy },
@@ -186,27 +200,99 @@ export class AgentController implements IChatTurnHook {
   }
 
   /**
-   * Remove the cells a reply's turn inserted from `notebook`, in one undo step: those of the
-   * live turn, or those its stored steps name. How many were still there. A reply that came
-   * with the notebook's file removes nothing: the cells it names are the file's word.
+   * Remove the cells a reply's turn inserted from `notebook` (those of steps `from` on), in
+   * one undo step: those of the live turn, or those its stored steps name. How many were
+   * still there. A reply that came with the notebook's file removes nothing: the cells it
+   * names are the file's word. {@link restore} puts the kernel's variables back.
    */
-  undo(reply: IChatMessage, notebook: string): number {
-    const turn = this._turns.get(reply);
-    if (turn) {
-      return turn.undo();
-    }
+  undo(reply: IChatMessage, notebook: string, from = 0): number {
     if (reply.imported) {
       return 0;
     }
-    const ids = (reply.steps ?? []).map(s => s.cell_id).filter(id => !!id);
-    const removed = this._options.notebook(notebook)?.remove(ids) ?? 0;
-    this._undone.add(reply);
+    const turn = this._turns.get(reply);
+    let removed: number;
+    if (turn && from === 0) {
+      removed = turn.undo();
+    } else {
+      const ids = (turn ? turn.steps.map(s => s.cellId) : this._stored(reply))
+        .slice(from)
+        .filter((id): id is string => !!id);
+      removed = this._options.notebook(notebook)?.remove(ids) ?? 0;
+    }
+    const before = this._undoneFrom.get(reply);
+    this._undoneFrom.set(
+      reply,
+      before === undefined ? from : Math.min(before, from)
+    );
     return removed;
+  }
+
+  /**
+   * What undoing a reply's turn to before step `step` would and would not restore in the
+   * kernel; null for a reply from the notebook's file (never undone).
+   */
+  preview(
+    reply: IChatMessage,
+    notebook: string,
+    step = 0
+  ): Promise<IUndoPreview> | null {
+    const turn = this._turnId(reply);
+    const snapshots = this._snapshotsOf(reply, notebook);
+    return turn && snapshots ? snapshots.preview(turn, step) : null;
+  }
+
+  /** Put the kernel's variables back as they were before step `step` of a reply's turn. */
+  restore(
+    reply: IChatMessage,
+    notebook: string,
+    step = 0
+  ): Promise<IRestoreAnswer> | null {
+    const turn = this._turnId(reply);
+    const snapshots = this._snapshotsOf(reply, notebook);
+    return turn && snapshots ? snapshots.restore(turn, step) : null;
   }
 
   /** Whether the cells of a reply's turn were removed with "Undo this turn". */
   isUndone(reply: IChatMessage): boolean {
-    return this._turns.get(reply)?.undone ?? this._undone.has(reply);
+    return this._turns.get(reply)?.undone || this._undoneFrom.get(reply) === 0;
+  }
+
+  /** The first step undone with "Undo to before step N" (or the whole turn), if any. */
+  undoneFrom(reply: IChatMessage): number | null {
+    return this.isUndone(reply) ? 0 : (this._undoneFrom.get(reply) ?? null);
+  }
+
+  private _stored(reply: IChatMessage): string[] {
+    return (reply.steps ?? []).map(s => s.cell_id);
+  }
+
+  /** The turn's id in the kernel: the reply's message id ('' when it has none). */
+  private _turnId(reply: IChatMessage): string {
+    if (reply.imported) {
+      return '';
+    }
+    return this._turns.get(reply)?.messageId || reply.id || '';
+  }
+
+  /** The snapshots of a reply's turn: the live turn's, or the kernel's word for a stored one. */
+  private _snapshotsOf(
+    reply: IChatMessage,
+    notebook: string
+  ): TurnSnapshots | null {
+    const live = this._snapshots.get(reply);
+    if (live) {
+      return live;
+    }
+    const driver = this._options.notebook(notebook);
+    const cells = this._stored(reply)
+      .map((id, step) => (id ? step : -1))
+      .filter(step => step >= 0);
+    return driver
+      ? TurnSnapshots.recorded(
+          new KernelUndo(expression => driver.readJSON(expression)),
+          cells
+        )
+      : null;
   }
 
   /** The driver of a notebook, for the views (cell links). */
@@ -224,7 +310,9 @@ export class AgentController implements IChatTurnHook {
   private _floor: AgentPolicy | null = null;
   private _serverPolicy: AgentPolicy | null = null;
   private _turns = new WeakMap<IChatMessage, AgentTurn>();
-  private _undone = new WeakSet<IChatMessage>();
+  private _undoneFrom = new WeakMap<IChatMessage, number>();
+  private _snapshots = new WeakMap<IChatMessage, TurnSnapshots>();
+  private _toldNoSnapshot = new Set<string>();
   private _changed = new Signal<this, void>(this);
   private _cellsChanged = new Signal<this, void>(this);
 }

@@ -242,6 +242,11 @@ export class NotebookDriver implements INotebookDriver {
     return kernel ? armGuard(kernel, expression) : false;
   }
 
+  async readJSON(expression: string): Promise<unknown> {
+    const kernel = this._panel.sessionContext.session?.kernel;
+    return kernel ? readJSON(kernel, expression) : null;
+  }
+
   async interrupt(): Promise<void> {
     await this._panel.sessionContext.session?.kernel?.interrupt();
   }

@@ -7,15 +7,18 @@
  */
 
 import type { ChatEvent, IStepEvent } from '../common/events';
+import { isBadRequest, localOutcome, message, oneLine } from './outcome';
+import type { TurnSnapshots } from './snapshots';
 import {
   Decision,
   IAgentClient,
   IAgentStep,
   INotebookDriver,
-  IRunResult,
   IStepResultBody,
   TrialOutcome
 } from './tokens';
+
+export { localOutcome, oneLine } from './outcome';
 
 /** Options of {@link AgentTurn}. */
 export interface IAgentTurnOptions {
@@ -27,24 +30,8 @@ export interface IAgentTurnOptions {
   describeModel?: (name: string) => { model: string; endpoint?: string };
   /** A step changed (state, cell, outcome): redraw. */
   onChange?: () => void;
-}
-
-/** The one-line outcome of a run, from its outputs, until the server's summary arrives. */
-export function localOutcome(result: IRunResult): string {
-  for (const output of result.outputs) {
-    if (output.output_type === 'error') {
-      const name = String(output.ename ?? 'Error');
-      const value = String(output.evalue ?? '');
-      return oneLine(value ? `${name}: ${value}` : name);
-    }
-  }
-  return result.outputs.length ? 'Ran.' : 'Ran, no output.';
-}
-
-/** `text` on one line, cut to `limit` characters. */
-export function oneLine(text: string, limit = 200): string {
-  const line = text.split(/\s+/).join(' ').trim();
-  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+  /** The kernel's snapshots before each step that runs code (none: Undo removes cells). */
+  snapshots?: TurnSnapshots;
 }
 
 /** One agent turn: its steps, run as the events ask. */
@@ -111,6 +98,9 @@ export class AgentTurn {
           const step = this._add(event);
           yield event;
           await this._perform(step, next);
+          for (const notice of this._notices.splice(0)) {
+            yield notice;
+          }
           continue;
         }
         case 'step_done': {
@@ -172,6 +162,11 @@ export class AgentTurn {
       });
     }
     this._changed();
+  }
+
+  /** Say `line` in the chat once the step under way is done (a `notice` event). */
+  notify(line: string): void {
+    this._notices.push({ type: 'notice', message: line });
   }
 
   /** Remove the cells the turn inserted, in one undo step; how many were still there. */
@@ -256,6 +251,11 @@ export class AgentTurn {
       await this._post(step, { status: 'failed_to_run', text: why });
       return;
     }
+    // The state from before the step, for Undo (the snapshot is cheap: a waiting fork).
+    await this._options.snapshots?.before(
+      this.messageId,
+      this.steps.indexOf(step)
+    );
     const described = this._options.describeModel?.(this.modelName) ?? {
       model: this.modelName
     };
@@ -475,16 +475,9 @@ export class AgentTurn {
   }
 
   private _cellIds: string[] = [];
+  private _notices: ChatEvent[] = [];
   private _pending = new Map<string, (decision: Decision | null) => void>();
   private _running: IAgentStep | null = null;
   private _stopped = false;
   private _undone = false;
-}
-
-function isBadRequest(error: unknown): boolean {
-  return (error as { kind?: unknown } | null)?.kind === 'bad_request';
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

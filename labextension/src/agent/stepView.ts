@@ -38,6 +38,10 @@ export interface IStepViewHost {
   position(cellId: string): number;
   /** Answer a step that waits for approval. */
   decide(stepId: string, decision: Decision): void;
+  /** What undoing to before step `step` (0-based) will and will not restore, one line. */
+  previewTo(step: number): Promise<string>;
+  /** Remove the cells of steps `step` on and put the variables back as before it. */
+  undoTo(step: number): void;
 }
 
 /** A step as drawn: a live one, or one the history recorded. */
@@ -124,7 +128,25 @@ export class StepView {
       },
       STEP_FROM_FILE
     );
-    line.append(this._title, this._link, this._origin);
+    this._undo = element(
+      'button',
+      'jp-Chapyter-agentStepUndo',
+      { type: 'button' },
+      'Undo from here'
+    );
+    this._undo.addEventListener('click', () => this._host.undoTo(this._index));
+    // What it will restore, asked when the pointer or the keyboard gets there.
+    for (const event of ['pointerenter', 'focus']) {
+      this._undo.addEventListener(event, () => {
+        const index = this._index;
+        void this._host.previewTo(index).then(said => {
+          if (index === this._index && said) {
+            this._undo.title = `${this._undoTitle()}. ${said}`;
+          }
+        });
+      });
+    }
+    line.append(this._title, this._link, this._origin, this._undo);
     this._outcome = element('div', 'jp-Chapyter-agentStepOutcome');
     this._code = element('details', 'jp-Chapyter-agentStepCode');
     this._codeSummary = element('summary', '', {}, 'Code');
@@ -150,9 +172,24 @@ export class StepView {
 
   /**
    * Draw `step`, the `index`th of its turn; `imported`: its message came with the notebook's
-   * file, so a recorded step is drawn as the file's word, never acted on.
+   * file, so a recorded step is drawn as the file's word, never acted on; `undoable`: it
+   * offers "Undo to before step N".
    */
-  update(step: ShownStep, index: number, imported = false): void {
+  update(
+    step: ShownStep,
+    index: number,
+    imported = false,
+    { undoable = false }: { undoable?: boolean } = {}
+  ): void {
+    if (this._index !== index) {
+      this._index = index;
+      this._undo.setAttribute(
+        'aria-label',
+        `Undo from here, to before step ${index + 1}`
+      );
+      this._undo.title = this._undoTitle();
+    }
+    this._undo.hidden = !undoable;
     const live = !('recorded' in step);
     const fromFile = !live && imported;
     const state = live ? step.state : fromFile ? 'imported' : 'ran';
@@ -227,6 +264,13 @@ export class StepView {
       this._approval.remove();
     }
     this._approval.hidden = !approval;
+  }
+
+  private _undoTitle(): string {
+    return (
+      `Undo to before step ${this._index + 1}: remove the cells of this step and the ` +
+      'next ones, and put the variables back as they were before it'
+    );
   }
 
   /** Take the step's approval box off the page (the view is going away). */
@@ -399,6 +443,8 @@ export class StepView {
   }
 
   private _trial = new TrialDetails();
+  private _undo: HTMLButtonElement;
+  private _index = -1;
   private _shownResult: string | null = null;
   private _result: HTMLDetailsElement;
   private _resultPre: HTMLElement;

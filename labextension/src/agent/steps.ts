@@ -13,6 +13,14 @@ import { AgentController } from './controller';
 import { ShownStep, StepView } from './stepView';
 import { Decision } from './tokens';
 
+/** The cell a step put in the notebook, if any. */
+function cellOf(step: ShownStep): string | null {
+  return 'recorded' in step ? step.cell_id || null : step.cellId;
+}
+
+const UNDO_TITLE =
+  'Remove the cells this turn added (one notebook undo step) and put the variables back';
+
 /** What the steps view needs from the panel. */
 export interface IStepsHost {
   /** Agent mode. */
@@ -38,9 +46,13 @@ export class StepsView {
       'Undo this turn',
       'Undo this turn',
       null,
-      'Remove the cells this turn added (one notebook undo step)'
+      UNDO_TITLE
     );
-    this._undo.addEventListener('click', () => this._onUndo());
+    this._undo.addEventListener('click', () => this._onUndo(0));
+    // What Undo will restore may change as cells run: asked again when the user gets near.
+    for (const event of ['pointerenter', 'focus']) {
+      this._undo.addEventListener(event, () => this._preview());
+    }
     this._undoNote = element('span', 'jp-Chapyter-agentUndoNote', {
       role: 'status'
     });
@@ -84,8 +96,19 @@ export class StepsView {
       this._list.appendChild(view.node);
     }
     const imported = !!this.message.imported;
+    const ended = this.message.status !== 'streaming';
+    const undoneFrom = agent.undoneFrom(this.message);
+    // "Undo to before step N" on each later step that put a cell, once the turn ended.
+    const firstCell = steps.findIndex(cellOf);
     steps.forEach((step, index) =>
-      this._views[index].update(step, index, imported)
+      this._views[index].update(step, index, imported, {
+        undoable:
+          ended &&
+          !imported &&
+          index > firstCell &&
+          !!cellOf(step) &&
+          (undoneFrom === null || index < undoneFrom)
+      })
     );
     const cells = turn
       ? turn.cellIds.length
@@ -93,17 +116,26 @@ export class StepsView {
         ? 0
         : steps.filter(s => 'recorded' in s && s.cell_id).length;
     const undone = agent.isUndone(this.message);
-    const ended = this.message.status !== 'streaming';
     this._undo.hidden = !cells || undone || !ended;
+    if (!this._undo.hidden && turn && !this._previewed) {
+      // The live turn ended: what Undo will do, before it is clicked (a turn from the
+      // history asks when the pointer or the keyboard reaches the button).
+      this._previewed = true;
+      this._preview();
+    }
     // The answer's text already says why a capped turn stopped: say it once.
     const halt = this.message.halt ?? '';
     const haltShown = !!halt && !this.message.content.includes(halt);
-    this._undoNote.hidden = !undone && !haltShown;
-    this._undoNote.textContent = undone
-      ? this._undoText
-      : haltShown
-        ? halt
-        : '';
+    const previewShown = !this._undo.hidden && !!this._previewLine;
+    // After an Undo (of the turn, or to before a step): what it did, until the next one.
+    const said = undoneFrom !== null ? this._undoText : '';
+    const note =
+      said ||
+      [haltShown ? halt : '', previewShown ? this._previewLine : '']
+        .filter(Boolean)
+        .join(' ');
+    this._undoNote.hidden = !note;
+    this._undoNote.textContent = note;
   }
 
   /** Whether a step waits for the user's Run / Edit / Skip. */
@@ -138,16 +170,57 @@ export class StepsView {
     this._frame = requestAnimationFrame(() => this.update());
   }
 
-  private _onUndo(): void {
+  /** What undoing to before step `step` will and will not restore, one line ('' unknown). */
+  async previewTo(step: number): Promise<string> {
+    const path = this._host.notebookPath();
+    const preview = path
+      ? this._host.agent.preview(this.message, path, step)
+      : null;
+    return preview ? (await preview).line : '';
+  }
+
+  /** Remove the cells of steps `step` on and put the variables back as before it. */
+  undoTo(step: number): void {
+    this._onUndo(step);
+  }
+
+  private _preview(): void {
+    if (this._previewing) {
+      return;
+    }
+    this._previewing = true;
+    void this.previewTo(0)
+      .then(line => {
+        this._previewLine = line;
+        this._undo.title = line ? `${UNDO_TITLE}. ${line}` : UNDO_TITLE;
+        this.update();
+      })
+      .finally(() => (this._previewing = false));
+  }
+
+  private _onUndo(step: number): void {
     const path = this._host.notebookPath();
     if (!path) {
       return;
     }
-    const removed = this._host.agent.undo(this.message, path);
-    this._undoText =
+    const agent = this._host.agent;
+    const removed = agent.undo(this.message, path, step);
+    const cells =
       removed === 1
         ? 'Removed 1 cell (Ctrl+Z in the notebook brings it back).'
         : `Removed ${removed} cells (Ctrl+Z in the notebook brings them back).`;
+    const restoring = agent.restore(this.message, path, step);
+    this._said(cells, restoring ? 'Restoring the variables…' : '');
+    void restoring
+      ?.then(answer => answer.line)
+      .catch(error => `The variables were not restored: ${String(error)}`)
+      .then(line => this._said(cells, line));
+  }
+
+  /** The line after an Undo: the cells removed, then what the kernel said. */
+  private _said(cells: string, kernel: string): void {
+    this._undoText = kernel ? `${cells} ${kernel}` : cells;
+    this._previewLine = '';
     this.update();
   }
 
@@ -156,6 +229,9 @@ export class StepsView {
   private _undo: HTMLButtonElement;
   private _undoNote: HTMLElement;
   private _undoText = '';
+  private _previewLine = '';
+  private _previewed = false;
+  private _previewing = false;
   private _frame = 0;
   private _views: StepView[] = [];
 }

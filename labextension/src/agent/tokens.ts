@@ -178,6 +178,11 @@ export interface INotebookDriver {
    * `{"text": ...}` as JSON: that text.
    */
   evaluate(expression: string): Promise<string>;
+  /**
+   * Evaluate `expression` silently in the kernel; the `application/json` value it shows, null
+   * when the kernel cannot tell (the kernel's snapshots for Undo are read so).
+   */
+  readJSON(expression: string): Promise<unknown>;
   /** Interrupt the kernel (a step's cell is running). */
   interrupt(): Promise<void>;
   /** Delete these cells in one undo step; how many were there. */

@@ -13,11 +13,7 @@ import {
   Notification
 } from '@jupyterlab/apputils';
 import { Cell, CodeCell } from '@jupyterlab/cells';
-import {
-  INotebookTracker,
-  NotebookActions,
-  NotebookPanel
-} from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import {
   bugIcon,
   editIcon,
@@ -37,6 +33,7 @@ import {
 import { cellError, errorBarOf, followErrors } from './errorBar';
 import { cellLabel, findDefiningCells, ICellCode, similarCell } from './logic';
 import { proposedSource } from './proposal';
+import { runAccepted } from './undoRun';
 import {
   applyProposal,
   claim,
@@ -116,7 +113,8 @@ async function runAfterTrial(
   panel: NotebookPanel,
   cell: Cell,
   proposal: IFixProposal,
-  context: unknown
+  context: unknown,
+  before: string
 ): Promise<void> {
   const kernel = panel.sessionContext.session?.kernel;
   if (!kernel || !proposal.trial) {
@@ -149,7 +147,7 @@ async function runAfterTrial(
     return;
   }
   tell(cell, '');
-  await NotebookActions.runCells(panel.content, [cell], panel.sessionContext);
+  await runAccepted(panel, cell, before, proposedSource(proposal));
 }
 
 /** Show a proposal as a diff in its cell; the cell must already be claimed. */
@@ -179,14 +177,11 @@ function review(
       return;
     }
     close();
+    // Run with a snapshot of the kernel first, so Undo can put the variables back.
     if (choice === 'run' && proposal.trial) {
-      void runAfterTrial(panel, cell, proposal, context);
+      void runAfterTrial(panel, cell, proposal, context, before);
     } else if (choice === 'run') {
-      void NotebookActions.runCells(
-        panel.content,
-        [cell],
-        panel.sessionContext
-      );
+      void runAccepted(panel, cell, before, proposedSource(proposal));
     }
   });
   insertAboveEditor(cell, widget);
