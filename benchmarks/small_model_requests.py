@@ -1,9 +1,10 @@
-"""Everyday ``%%ai`` requests for the small-model benchmark (``bench_small_model.py``).
+"""The issue-13 everyday ``%%ai`` requests for the small-model benchmark
+(``bench_small_model.py --earlier``; its default set is ``small_model_everyday.py``).
 
 Each request has the code that sets the kernel up, the request as a user would type it, and a
 check: a Python expression evaluated in the kernel after the generated code ran, true when the
 request was done. Checks accept any reasonable way of doing it (a new variable or the old one
-changed) but never a wrong result. ``SHORT`` are the ones the test suite runs.
+changed) but never a wrong result.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Case:
-    """One request: its name, setup code, the request and the check of the kernel after."""
+    """One request: its name, setup code, the request, the check of the kernel after, and the
+    variables it must leave as they were (``keep``)."""
 
     name: str
     setup: str
     request: str
     check: str
+    keep: tuple[str, ...] = ()
 
 
 _PEOPLE = (
@@ -34,6 +37,8 @@ _SALES = (
 
 # Helpers the checks may use; defined in the kernel before each check. A DataFrame the generated
 # cell displayed counts as much as one it stored: the user sees it either way.
+# ``_before`` (the names after the setup) and ``_kept`` (copies of ``Case.keep``) are set by
+# the benchmark after the setup.
 CHECK_HELPERS = """\
 def _frames():
     import pandas as pd
@@ -41,6 +46,26 @@ def _frames():
     frames = [v for k, v in globals().items()
               if isinstance(v, pd.DataFrame) and not k.startswith('_')]
     return frames + ([shown] if isinstance(shown, pd.DataFrame) else [])
+
+def _found(test):
+    # A value the generated cell stored under a new name, or displayed, passes test.
+    new = [v for k, v in list(globals().items()) if not k.startswith('_') and k not in _before]
+    for value in new + [globals().get('_')]:
+        try:
+            if bool(test(value)):
+                return True
+        except Exception:
+            pass
+    return False
+
+def _unchanged():
+    # The variables the request does not ask to change are as they were.
+    for name, old in _kept.items():
+        now = globals().get(name)
+        same = old.equals(now) if hasattr(old, 'equals') else old == now
+        if now is None or type(now) is not type(old) or not same:
+            return False
+    return True
 """
 
 CASES: tuple[Case, ...] = (
@@ -170,6 +195,3 @@ CASES: tuple[Case, ...] = (
         " or list(_) == [1.0, 0.0, 3.0]",
     ),
 )
-
-#: The short form run by the test suite: the pipeline works, not a rate.
-SHORT = ("add-column", "mean-into", "sum-list")

@@ -31,7 +31,7 @@ from .admin import AdminLocks, admin_locks, fall_back, hold
 from .config_values import (
     CHECKED,
     CHOICES,
-    UNDO_HELP,
+    MORE_HELP,
     URL,
     Secret,
     SecretHeaders,
@@ -229,17 +229,7 @@ class Chapyter(Configurable):
     )
 
     # -- Trial runs: model code tried in a confined copy of the kernel first
-    trials = Bool(
-        True,
-        config=True,
-        help="Before model code that the static analysis cannot prove harmless runs under "
-        "agent_policy or run_policy 'risky' or 'ask', run it once in a confined copy of the "
-        "kernel (Linux: a fork that may not write outside a scratch folder, open sockets or "
-        "start programs; it sees every variable). Under 'risky' the code then runs unasked only "
-        "if the trial tried nothing and showed nothing remote; otherwise, and under 'ask', the "
-        "approval lists what the trial tried and showed. False: the static analysis alone "
-        "decides (and asks more).",
-    )
+    trials = Bool(True, config=True, help=MORE_HELP["trials"])
     trial_time_limit = Float(
         10.0,
         config=True,
@@ -252,8 +242,8 @@ class Chapyter(Configurable):
         help="Trial runs: megabytes of new memory a trial may allocate (64 to 1048576); the "
         "kernel's data it starts with is shared with the kernel, not copied or counted.",
     )
-    undo_turns = Int(5, config=True, help=UNDO_HELP["undo_turns"])
-    undo_memory_mb = Int(2048, config=True, help=UNDO_HELP["undo_memory_mb"])
+    undo_turns = Int(5, config=True, help=MORE_HELP["undo_turns"])
+    undo_memory_mb = Int(2048, config=True, help=MORE_HELP["undo_memory_mb"])
 
     # -- Where a kernel's key is
     kernel_keys = Bool(

@@ -44,8 +44,16 @@ CHOICES = {
 }
 
 
-#: Undo's settings' help (declared in ``Chapyter``, which has no lines to spare).
-UNDO_HELP = {
+#: Help of settings declared in ``Chapyter``, which has no lines to spare.
+MORE_HELP = {
+    "trials": "Before model code that the static analysis cannot prove harmless runs under "
+    "agent_policy or run_policy 'risky' or 'ask', run it once in a confined copy of the "
+    "kernel (Linux: a fork that may not write outside a scratch folder, open sockets or "
+    "start programs; it sees every variable). Under 'risky' the code then runs unasked only "
+    "if the trial tried nothing and showed nothing remote; otherwise, and under 'ask', the "
+    "approval lists what the trial tried and showed. With the bundled model, %%ai also tries "
+    "each candidate this way and offers none that raises. False: the static analysis alone "
+    "decides (and asks more).",
     "undo_turns": "Undo: the last turns (agent, %%ai) whose kernel state is kept to restore (0 "
     "to 50; 0: Undo removes cells only). Linux: a waiting copy-on-write fork of the kernel per "
     "step.",

@@ -106,7 +106,7 @@ class AIMagics(Magics):
         if not cell.strip():
             raise ChapyterError("The request is empty: write what you want below the %%ai line.")
         caller = identify_caller(self.shell)
-        if caller.is_batch and self.settings.batch_mode != "regenerate":
+        if caller.replays(self.settings.batch_mode):
             print(REPLAY_LINE)
             return None
         return self._generate(cell, args, caller)
@@ -129,8 +129,8 @@ class AIMagics(Magics):
         )
         from .request_messages import build_messages, build_retry_messages
         from .rules import kernel_rules, with_rules
-        from .small_model import prompt_profile
-        from .small_model.candidates import NoPassingCandidate, first_passing_candidate
+        from .small_model import candidates, prompt_profile
+        from .small_model.candidates import NoPassingCandidate
 
         settings = self.settings
         registry = self._registry()
@@ -183,9 +183,11 @@ class AIMagics(Magics):
         try:
             # Starts the bundled local model when it is the endpoint: seconds the first time.
             endpoint = registry.resolve(None, model=args.model)[1]
+            tried = None  # the winning candidate's trial, which the consent decision reuses
             if profile.small:
-                code, completion, endpoint = first_passing_candidate(
-                    endpoint, ask, self.shell.user_ns, cell.strip(), restart=progress.restart
+                namespace, trial = self.shell.user_ns, candidates.kernel_trial(self.shell, settings)
+                code, completion, endpoint, tried = candidates.first_passing_candidate(
+                    endpoint, ask, namespace, cell.strip(), restart=progress.restart, trial=trial
                 )
             else:
                 completion = ask(endpoint)
@@ -199,7 +201,7 @@ class AIMagics(Magics):
             raise ChapyterError("Interrupted: nothing was inserted.") from None
 
         answer = GeneratedCode(code, completion, endpoint, len(context or ""), progress)
-        answer.local = registry.is_local(None)
+        answer.local, answer.trial = registry.is_local(None), tried
         try:
             check_syntax(code)
         except MagicCallError as err:
@@ -242,7 +244,7 @@ class AIMagics(Magics):
         if review:
             run = False
         # Chapyter.run_policy: code the user has not seen runs only if it is proven harmless.
-        held = self._hold(code) if (run or run_here) and not caller.is_batch else None
+        held = None if caller.is_batch or not (run or run_here) else self._hold(code, answer.trial)
         if held is not None:
             run = run_here = False
         if (run or run_here) and retry is None and not caller.is_batch:
@@ -332,7 +334,7 @@ class AIMagics(Magics):
             if not in_kernel(shell):
                 shell.set_next_input(code)
             return None
-        held = self._hold(code)
+        held = self._hold(code, answer.trial)
         if held is not None:
             progress.finish(f"↻ retry {retry.attempt} of {cap}: not run: {held} ({HOLD_NOTE})")
             if not in_kernel(shell):
@@ -341,13 +343,13 @@ class AIMagics(Magics):
         progress.finish(f"↻ retry {retry.attempt} of {cap}: running the corrected code.")
         return code
 
-    def _hold(self, code: str) -> str | None:
+    def _hold(self, code: str, tried=None) -> str | None:
         """Why the model's ``code`` must wait for the user under ``Chapyter.run_policy`` (one
         line), or None: it may run now. The decision every driver makes
         (:mod:`chapyter_ext.policy.consent`), in this kernel: the analysis, with the
         namespace's own functions counted as consented to; then, for code it cannot prove
-        harmless, a trial in a confined copy of this kernel. Code its trial cleared runs
-        guarded (:mod:`chapyter_ext.trial.guard`)."""
+        harmless, a trial in a confined copy of this kernel (``tried``: the one the candidate
+        loop made of this code). Code its trial cleared runs guarded (:mod:`.trial.guard`)."""
         settings = self.settings
         policy = settings.run_policy
         if policy == "never":
@@ -375,7 +377,7 @@ class AIMagics(Magics):
         from .trial.guard import arm
 
         consent = after_trial(
-            chosen, run_trial(self.shell, code, TrialLimits.from_settings(settings))
+            chosen, tried or run_trial(self.shell, code, TrialLimits.from_settings(settings))
         )
         if consent.run:
             if consent.guarded:

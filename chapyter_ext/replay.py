@@ -40,7 +40,8 @@ from .contract import (
 if TYPE_CHECKING:
     from .redact import Redactor
 
-#: What a ``%%ai`` cell prints in a batch run instead of asking the model.
+#: What a ``%%ai`` cell prints in a batch run, and in JupyterLab's Run All of an up-to-date
+#: prompt, instead of asking the model: the one wording (the frontend asks the kernel for it).
 REPLAY_LINE = (
     "↻ replayed: no model was asked; the saved code in the cell below runs as it is "
     "(Shift+Enter on this cell alone asks again)"
@@ -70,10 +71,17 @@ class Caller:
     frontend_runs_code: bool = False
     #: That executor asks to correct code that raised, instead of answering from scratch.
     retry: Retry | None = None
+    #: That executor replays an up-to-date prompt (Run All): print the replay line, ask no
+    #: model; the cell gets an execution count like any cell that ran.
+    replay: bool = False
 
     @property
     def is_batch(self) -> bool:
         return self.kind == "batch"
+
+    def replays(self, batch_mode: str) -> bool:
+        """Whether ``%%ai`` prints :data:`REPLAY_LINE` instead of asking the model."""
+        return self.replay or (self.is_batch and batch_mode != "regenerate")
 
 
 def identify_caller(shell: Any) -> Caller:
@@ -84,9 +92,13 @@ def identify_caller(shell: Any) -> Caller:
     request = _parent_request(shell, kernel)
     metadata = request.get("metadata") or {}
     content = request.get("content") or {}
-    if isinstance(metadata.get(FRONTEND_MARKER), dict):
+    marker = metadata.get(FRONTEND_MARKER)
+    if isinstance(marker, dict):
         return Caller(
-            "interactive", frontend_runs_code=True, retry=_read_retry(metadata.get(RETRY_MARKER))
+            "interactive",
+            frontend_runs_code=True,
+            retry=_read_retry(metadata.get(RETRY_MARKER)),
+            replay=marker.get("replay") is True,
         )
     if metadata.get("cellId") or content.get("allow_stdin"):
         return Caller("interactive")

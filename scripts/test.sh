@@ -29,6 +29,8 @@ python -m pip install -q --upgrade pip
 npm install --no-audit --no-fund --loglevel=error
 # configurable-http-proxy for the JupyterHub tests (tests/hub), pinned by its own lockfile.
 (cd tests/hub && npm ci --no-audit --no-fund --loglevel=error)
+# Editable, as scripts/start.sh installs it: either may run after the other ([test] holds
+# start.sh's [local] extra and apps; start.sh's ipython_config.py stays).
 python -m pip install -q -e ".[test]"
 # Third-party MCP servers the tests talk to, from committed pins: server-everything (npm,
 # package-lock.json) and mcp-server-sqlite, which needs the 1.x mcp SDK, in its own venv.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from chapyter_ext.context.cell_names import cell_name
 from chapyter_ext.context.notebook import (
     MAX_SOURCE,
     MAX_VARIABLES,
@@ -17,6 +20,7 @@ from chapyter_ext.context.notebook import (
 from chapyter_ext.redact import Redactor
 from tests.snapshots import snapshot
 
+VECTORS = Path(__file__).parent / "vectors"
 SERVER_KEY = "sk-test-SERVERKEY-0123456789abcdef"
 
 
@@ -36,20 +40,44 @@ def test_import_is_light():
 def test_text_and_chip_in_priority_order():
     context = assemble(snapshot(selection="groupby"))
     text = context.text
-    assert text.startswith("Notebook: analysis.ipynb (6 cells; the active cell is cell 4)")
-    assert "Selected text (in cell 4):\ngroupby" in text
-    assert "Active cell 4 (code):\ndf.groupby('city').sum()" in text
-    assert "Last error:\nNameError: name 'plot' is not defined (cell 5)" in text
+    assert text.startswith("Notebook: analysis.ipynb (6 cells; the active cell is the 4th cell)")
+    assert "Selected text (in the 4th cell):\ngroupby" in text
+    assert "Active cell, the 4th cell (code):\ndf.groupby('city').sum()" in text
+    assert "Last error:\nNameError: name 'plot' is not defined (the 5th cell)" in text
     assert "\x1b" not in text
     assert "- df (DataFrame): 3 rows × 2 columns\n    columns: city, rain" in text
     assert "- API_KEY (str): <redacted>" in text
-    assert "Cell 3 (markdown, above the active cell):\n## Rain per city" in text
-    assert "Cell 5 (code, below the active cell):\nplot(df)" in text
+    assert "The 3rd cell (markdown, above the active cell):\n## Rain per city" in text
+    assert "The 5th cell (code, below the active cell):\nplot(df)" in text
     order = ["Selected text", "Active cell", "Last error", "Variables", "Neighbouring cells"]
     assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
     assert context.summary == "analysis.ipynb · 4th cell · selection · 2 variables · last error"
     assert context.chars == len(text)
     assert context.to_json() == {"text": text, "summary": context.summary, "chars": len(text)}
+
+
+def test_cells_are_named_as_jupyterlab_shows_them():
+    # The count the browser sends as the cell's own: "cell [7]", as the UI and Explain say.
+    obj = snapshot()
+    obj["active"] = {**obj["active"], "prompt": 7}
+    obj["below"] = [{**cell, "prompt": 8} for cell in obj["below"]]
+    obj["last_error"] = {**obj["last_error"], "cell_prompt": 8}
+    context = assemble(obj)
+    header = "Notebook: analysis.ipynb (6 cells; the active cell is cell [7])"
+    assert context.text.startswith(header)
+    assert "Active cell, cell [7] (code):" in context.text
+    assert "Cell [8] (code, below the active cell):" in context.text
+    assert "NameError: name 'plot' is not defined (cell [8])" in context.text
+    assert context.summary.startswith("analysis.ipynb · cell [7] · ")
+    with pytest.raises(ValueError, match=r"active\.prompt"):
+        NotebookSnapshot.parse({**obj, "active": {**obj["active"], "prompt": "7"}})
+
+
+def test_cell_names_match_the_browser():
+    vectors = json.loads((VECTORS / "cell_names.json").read_text(encoding="utf-8"))
+    for notebook in vectors["notebooks"]:
+        names = [cell_name(i + 1, prompt) for i, prompt in enumerate(notebook["prompts"])]
+        assert names == notebook["names"]
 
 
 def test_chip_leaves_out_what_is_unknown():
@@ -84,7 +112,7 @@ def test_budget_is_respected(budget):
     context = assemble(big, budget)
     assert context.chars == len(context.text) <= budget
     if budget >= 3000:
-        assert "Active cell 4" in context.text
+        assert "Active cell, the 4th cell" in context.text
         assert "more lines" in context.text
         assert "more variables" in context.text
 

@@ -342,6 +342,11 @@ def test_code_blocks_carry_verdicts_keyed_as_the_browser_keys_them():
             "runnable": False,
             "problem": "it reads undefined name(s) totl",
         },
+        {
+            "block_id": code_block_key("ls"),
+            "runnable": False,
+            "problem": "it is marked bash, not Python",
+        },
         {"block_id": code_block_key("sales['price'].mean()"), "runnable": True, "problem": ""},
         {
             "block_id": code_block_key("np.mean(nums)"),
@@ -351,7 +356,7 @@ def test_code_blocks_carry_verdicts_keyed_as_the_browser_keys_them():
     ]
     # Any other model: only the syntax.
     assert [c["runnable"] for c in code_block_checks("```python\nprint(x\n```")] == [False]
-    assert [c["runnable"] for c in code_block_checks(text)] == [True] * 4
+    assert [c["runnable"] for c in code_block_checks(text)] == [True, True, False, True, True]
 
 
 # -- completion ---------------------------------------------------------------------------------

@@ -341,6 +341,27 @@ def test_identify_caller(content, metadata, kind, frontend):
     assert (caller.kind, caller.frontend_runs_code) == (kind, frontend)
 
 
+@pytest.mark.parametrize(
+    ("marker", "batch_mode", "replays"),
+    [
+        ({"version": 1, "replay": True}, "replay", True),
+        ({"version": 1, "replay": True}, "regenerate", True),  # Run All of an up-to-date prompt
+        ({"version": 1, "replay": "yes"}, "replay", False),
+        ({"version": 1}, "replay", False),
+    ],
+)
+def test_our_frontend_asks_for_a_replay(marker, batch_mode, replays):
+    caller = identify_caller(fake_shell({"allow_stdin": True}, {FRONTEND_MARKER: marker}))
+    assert caller.replays(batch_mode) is replays
+
+
+def test_the_frontend_prints_the_same_replay_line():
+    # One wording: without a kernel, JupyterLab's Run All writes the kernel's line itself.
+    source = (ROOT / "labextension" / "src" / "notebook" / "executor.ts").read_text("utf-8")
+    assert f"'{REPLAY_LINE}'" in source
+    assert "Up to date: replaying" not in source
+
+
 def test_identify_caller_without_a_kernel_is_the_terminal():
     assert identify_caller(fake_shell(kernel=False)).kind == "terminal"
 
@@ -433,6 +454,17 @@ def test_run_option_with_our_frontend_runs_nothing_in_the_kernel(kernel, server)
     )
     assert "regenerated 42" not in stdout
     assert next_input(reply)["chapyter"]["run"] is True
+
+
+def test_replay_marker_replays_with_an_execution_count(kernel, server):
+    # JupyterLab's Run All of an up-to-date prompt: the batch run's line, no model asked, and
+    # a count like any cell that ran (the prompt never shows `[ ]:`).
+    metadata = {"cellId": "c", FRONTEND_MARKER: {"version": 1, "replay": True}}
+    reply, stdout, _ = execute(kernel, "%%ai\nadd two numbers", allow_stdin=True, metadata=metadata)
+    assert reply["status"] == "ok"
+    assert isinstance(reply["execution_count"], int) and reply["execution_count"] > 0
+    assert stdout == REPLAY_LINE + "\n"
+    assert next_input(reply) is None and server.requests == []
 
 
 def test_run_option_in_a_batch_run_replays(kernel, server):

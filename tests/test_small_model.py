@@ -16,6 +16,7 @@ import pytest
 from traitlets import TraitError
 
 from chapyter_ext.config import Chapyter
+from chapyter_ext.help_pointers import ENDPOINTS_HINT
 from chapyter_ext.local_model import LOCAL_MODEL_NAME
 from chapyter_ext.request_messages import SYSTEM_PROMPT
 from chapyter_ext.small_model import (
@@ -143,6 +144,16 @@ def namespace():
             "writes 'Ann' where the request says 'ann'",
         ),
         ("sales.to_csv('s.csv', idx=False)", "save sales", "takes no argument 'idx'"),
+        # A rename maps the names the request gives, no made-up precise numbers, no
+        # count where the request does not ask how many.
+        (
+            "s = sales.rename(columns={'city': 'qty'})",
+            "rename the column city of sales to town",
+            "it does not rename 'city' to 'town'",
+        ),
+        ("m = sales['price'].max() + 60.3427198e-5", "top price of sales", "makes up the number"),
+        ("n = sales['city'].nunique()", "the different cities in sales", "it counts, where"),
+        ("p = sales['price'].round(1) + ' EUR'", "price of sales in EUR", "adds text and a"),
         ("%%ai\nmore", "anything", "calls"),
     ],
 )
@@ -155,8 +166,9 @@ def test_bad_candidates_are_refused_with_a_reason(namespace, code, request_text,
     ("code", "request_text", "expected"),
     [
         # A missing conventional import is added, not refused.
-        ("x = np.arange(3)", "x", "import numpy as np\nx = np.arange(3)"),
-        ("import math\nr = math.sqrt(4)", "r", "import math\nr = math.sqrt(4)"),
+        # ... and the code ends by showing what it computed.
+        ("x = np.arange(3)", "x", "import numpy as np\nx = np.arange(3)\nx"),
+        ("import math\nr = math.sqrt(4)", "r", "import math\nr = math.sqrt(4)\nr"),
         # The result goes where the request says ("into avg").
         (
             "avg_price = sales['price'].mean()\navg_price",
@@ -166,30 +178,45 @@ def test_bad_candidates_are_refused_with_a_reason(namespace, code, request_text,
         # The summary's values copied back are dropped; the rest stays.
         ("nums = [3, 1, 2]\nnums.sort()", "sort nums", "nums.sort()"),
         # The right first line, then nonsense: the first line is kept.
-        ("total = sum(nums)\nprint(totl)", "sum of nums into total", "total = sum(nums)"),
+        ("total = sum(nums)\nprint(totl)", "sum of nums into total", "total = sum(nums)\ntotal"),
         # Working on the data is not making it up.
         (
             "sales = sales.rename(columns={'qty': 'n'})",
             "rename qty of sales to n",
-            "sales = sales.rename(columns={'qty': 'n'})",
+            "sales = sales.rename(columns={'qty': 'n'})\nsales",
+        ),
+        # Not asked to change sales: the rows go to a new name, shown.
+        (
+            "sales = sales[sales['price'] > 1]",
+            "rows of sales where price > 1",
+            "sales_price_gt_1 = sales[sales['price'] > 1]\nsales_price_gt_1",
         ),
         ("def add(a, b):\n    return a + b", "a function add", "def add(a, b):\n    return a + b"),
-        ("s = sales[sales['price'] > 1]", "rows of sales where price > 1 into s", None),
+        ("n = sales['city'].nunique()", "how many cities in sales into n", "+n"),
+        ("m = round(sales['price'].mean(), 2)", "mean price of sales to 2 places into m", "+m"),
+        # A slip of a variable the request names reads that variable.
+        ("total = sum(num)", "sum of nums into total", "total = sum(nums)\ntotal"),
+        ("s = sales[sales['price'] > 1]", "rows of sales where price > 1 into s", "+s"),
         # "1 to 10" includes 10: range(1, 11).
-        ("sq = [n * n for n in range(1, 11)]", "a list sq of the squares of 1 to 10", None),
+        ("sq = [n * n for n in range(1, 11)]", "a list sq of the squares of 1 to 10", "+sq"),
+        ("sales.to_csv('s.csv', index=False)", "save sales to s.csv", None),
     ],
 )
 def test_good_candidates_pass_repaired(namespace, code, request_text, expected):
     checked = check_candidate(code, namespace, request_text)
     assert checked.problem is None, checked.problem
-    assert checked.code == (expected if expected is not None else code)
+    if expected is None:
+        expected = code
+    elif expected.startswith("+"):
+        expected = f"{code}\n{expected[1:]}"
+    assert checked.code == expected
 
 
 def test_the_failure_is_one_line_with_the_readme_link():
     line = failed_message("it reads undefined name(s) x")
     assert "\n" not in line
     assert line.startswith("the small local model could not write this (last try: it reads")
-    assert "configure an endpoint for harder requests (README.md#endpoints)" in line
+    assert f"configure an endpoint for harder requests ({ENDPOINTS_HINT})" in line
 
 
 # -- the request through %%ai in a real kernel (loopback server) ---------------------------------
@@ -232,7 +259,7 @@ def test_candidates_are_checked_and_retried_hotter_with_the_grammar(server, kern
     )
     run = kernel.run("%%ai --no-run\nmean of price into avg", timeout=60)
     assert run.status == "ok", run.error
-    assert run.next_input["text"] == "avg = sales['price'].mean()"
+    assert run.next_input["text"] == "avg = sales['price'].mean()\navg"
     bodies = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
     assert len(bodies) == CANDIDATES
     assert [b["temperature"] for b in bodies] == [0.0, 0.6, 0.9]
@@ -256,7 +283,8 @@ def test_three_failed_candidates_are_one_line_and_nothing_is_inserted(server, ke
     assert run.status == "error" and run.error["ename"] == "ChapyterError"
     assert len(run.error["traceback"]) == 1 and "\n" not in run.error["evalue"]
     assert run.error["evalue"].startswith("the small local model could not write this")
-    assert "README.md#endpoints" in run.error["evalue"]
+    assert ENDPOINTS_HINT in run.error["evalue"]
+    assert "README.md#" not in run.error["evalue"]  # a path cannot be clicked in an output
     assert run.next_input is None
     assert len([r for r in server.requests if r.path.endswith("/chat/completions")]) == 3
 

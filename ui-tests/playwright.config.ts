@@ -7,12 +7,13 @@
 import { defineConfig } from '@playwright/test';
 
 import { browserOptions } from './harness/browser';
+import { ARTIFACTS } from './harness/run';
 
 const slow = 1000;
 
 export default defineConfig({
   testDir: './tests',
-  outputDir: './artifacts/test-results',
+  outputDir: `${ARTIFACTS}/test-results`,
   globalSetup: require.resolve('./global-setup'),
   globalTeardown: require.resolve('./global-teardown'),
   // One JupyterLab, one fake model, two shared cores: tests run one at a time.
@@ -24,7 +25,7 @@ export default defineConfig({
   expect: { timeout: 60 * slow },
   reporter: [
     ['list'],
-    ['html', { outputFolder: './artifacts/report', open: 'never' }]
+    ['html', { outputFolder: `${ARTIFACTS}/report`, open: 'never' }]
   ],
   use: {
     ...browserOptions(),

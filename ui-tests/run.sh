@@ -8,7 +8,7 @@
 # environment (../.venv by default, or CHAPYTER_UI_PYTHON), and Chromium at /usr/bin/chromium
 # (or CHAPYTER_UI_CHROMIUM). Ports 18811, 18812, 18813 and 18814 (CHAPYTER_UI_LAB_PORT,
 # CHAPYTER_UI_LLM_PORT, CHAPYTER_UI_LOCAL_LAB_PORT and the one after it).
-# Screenshots, logs and the HTML report go to ui-tests/artifacts/.
+# Screenshots, logs and the HTML report go to ui-tests/artifacts/ (or CHAPYTER_UI_ARTIFACTS).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,5 +19,5 @@ fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
 npm ci --no-audit --no-fund
-rm -rf artifacts
+rm -rf "${CHAPYTER_UI_ARTIFACTS:-artifacts}"
 exec npx playwright test "$@"

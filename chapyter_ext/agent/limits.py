@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..guards import review_first
+from ..help_pointers import ENDPOINTS_HINT
 
 __all__ = ["POLICIES", "AgentLimits", "small_model_notice", "time_cap_line", "turn_policy"]
 
@@ -48,7 +49,7 @@ def small_model_notice(model: str, limits: AgentLimits, *, review: bool) -> str:
     wait = ", each waits for your review (setting: Local review)" if review else ""
     return (
         f"Agent mode with {model}, the tiny bundled model: expect at most {steps}{wait}; it "
-        "often cannot finish. Configure an endpoint for real analysis (README.md#endpoints)."
+        f"often cannot finish. Configure an endpoint for real analysis ({ENDPOINTS_HINT})."
     )
 
 

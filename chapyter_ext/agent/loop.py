@@ -32,8 +32,8 @@ nothing the turn can see (no output, and its code only defines functions or clas
 nothing) is sent back to the model with that fact, and a second one in a row ends the turn.
 Code that fails the guard rails (``check``, :func:`chapyter_ext.guards.check_code`: it does not
 parse; with the small-model profile, names the kernel lacks) is not offered to run: the turn
-ends with the reason in one line. A final answer that only restates what the model was sent is
-one honest line instead (:mod:`chapyter_ext.guards.answers`).
+ends with the reason in one line. A final answer that restates, whole or in part, what the
+server built for the turn is one honest line instead (:mod:`chapyter_ext.guards.echo`).
 Under policy ``risky`` the notebook's own functions (``known_functions``: defined by cells that
 ran, so consented to) may be called unasked, and so may those a step of the turn defines once it
 ran; a step that rebinds such a name makes it unknown again.
@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..guards import Verdict, check_code
 from ..guards.answers import clean_answer
+from ..guards.echo import request_instructions
+from ..help_pointers import ENDPOINTS_HINT
 from ..parsing.fences import without_thinking
 from ..policy import bound_names, defined_functions
 from ..redact import Redactor
@@ -366,15 +368,16 @@ class AgentLoop:
         if self.small:
             line += (
                 " The small local model could not write this; configure an endpoint for "
-                "harder requests (README.md#endpoints)."
+                f"harder requests ({ENDPOINTS_HINT})."
             )
         return line
 
     def _final(self, answer: str) -> str:
-        """The final answer, or one honest line when it only restates what the model was
-        sent (the kernel state, the question, its instructions)."""
-        sent = [m.get("content", "") for m in self.request().messages if isinstance(m, dict)]
-        text, _ = clean_answer(answer, [s for s in sent if isinstance(s, str)], small=self.small)
+        """The final answer, or one honest line when it restates, whole or in part, what the
+        server built for the turn (its system prompt, the kernel state): not the chat's
+        earlier turns, nor what the steps showed, which an answer reports."""
+        opening = self.request().messages[: 1 + len(self._opening)]
+        text, _ = clean_answer(answer, request_instructions(opening), small=self.small)
         return text
 
     # -- results ---------------------------------------------------------------------------------

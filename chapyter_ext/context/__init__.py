@@ -24,8 +24,10 @@ summary), :mod:`.frames` (pandas), :mod:`.summaries` (any value: the two above),
 (what is known of a variable, from :mod:`.tables` and :mod:`.containers`, cached by
 :mod:`.fact_cache`), :mod:`.relevance`, :mod:`.selection`, :mod:`.kernel_state` (a live IPython
 shell: variables, recent cells, the last error; the chat's and inline completion's lists of the
-kernel's names), :mod:`.assemble` (THE assembler, one budget), :mod:`.notebook` (the chat's
-notebook snapshot, assembled by the same assembler; imported on use, by the server).
+kernel's names), :mod:`.signatures` (the keywords a callable accepts, for inline
+completion; imported on use, in the kernel), :mod:`.assemble` (THE assembler, one budget),
+:mod:`.notebook` (the chat's notebook snapshot, assembled by the same assembler; imported on
+use, by the server).
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ same assembler and the same budget (``Chapyter.context_budget``) as ``%%ai``
 Snapshot JSON (unknown keys are ignored; every size is bounded, longer text is cut)::
 
     {"path": str, "cell_count": int,
-     "active": {"index": int, "type": str, "source": str} | null,
+     "active": {"index": int, "type": str, "source": str, "prompt"?: int | null} | null,
      "above": [cell, ...], "below": [cell, ...], "selection": str,
-     "last_error": {"cell_index": int, "ename": str, "evalue": str, "traceback": [str]} | null,
+     "last_error": {"cell_index": int, "cell_prompt"?: int | null, "ename": str, "evalue": str,
+                    "traceback": [str]} | null,
      "variables": [{"name": str, "type": str, "summary": str,
                     "head"?, "facts"?, "noun"?, "total"?, "tail"?, "rest_kinds"?}] | null,
      "language": str}
@@ -26,6 +27,7 @@ from typing import Any
 from ..redact import Redactor
 from ..tracebacks import error_line, strip_ansi
 from .assemble import Cell, VariableSummary, as_facts, assemble, rank
+from .cell_names import cell_name
 from .facts import VarFacts
 from .relevance import Terms, request_terms
 from .selection import used_names
@@ -46,11 +48,18 @@ OWN_ERROR_NAMES = frozenset({"ChapyterError"})
 
 @dataclass(frozen=True)
 class CellSnapshot:
-    """A cell: its position (from 0), its type ("code", "markdown", "raw") and its source."""
+    """A cell: its position (from 0), its type ("code", "markdown", "raw"), its source, and
+    the execution count JupyterLab shows beside it when no other cell shows the same."""
 
     index: int
     type: str
     source: str
+    prompt: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The cell as JupyterLab shows it: "cell [4]", else "the 5th cell" (:mod:`.cell_names`)."""
+        return cell_name(self.index + 1, self.prompt)
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,8 @@ class ErrorSnapshot:
     ename: str
     evalue: str
     traceback: tuple[str, ...] = ()
+    #: That cell's own execution count, as :attr:`CellSnapshot.prompt`.
+    cell_prompt: int | None = None
 
 
 @dataclass(frozen=True)
@@ -136,14 +147,19 @@ def chat_context(
     """
     active = snapshot.active
     header = f"Notebook: {_basename(snapshot.path)} ({_plural(snapshot.cell_count, 'cell')}"
-    header += f"; the active cell is cell {active.index + 1})" if active else ")"
+    # Cells are named as JupyterLab shows them, as the UI and Explain's question name them.
+    header += f"; the active cell is {active.name})" if active else ")"
     focus: list[tuple[str, str]] = []
     if active is not None:
         if snapshot.selection.strip():
-            focus.append((f"Selected text (in cell {active.index + 1})", snapshot.selection))
-        focus.append((f"Active cell {active.index + 1} ({active.type})", active.source))
+            focus.append((f"Selected text (in {active.name})", snapshot.selection))
+        focus.append((f"Active cell, {active.name} ({active.type})", active.source))
     cells = [
-        Cell(cell.source, None, f"Cell {cell.index + 1} ({cell.type}, {where} the active cell)")
+        Cell(
+            cell.source,
+            None,
+            f"{_capital(cell.name)} ({cell.type}, {where} the active cell)",
+        )
         for where, group in (("above", snapshot.above), ("below", snapshot.below))
         for cell in group
         if cell.source.strip()
@@ -174,8 +190,8 @@ def chat_context(
 def _summary(snapshot: NotebookSnapshot) -> str:
     parts = [_basename(snapshot.path)]
     if snapshot.active is not None:
-        # An ordinal: "cell 4" next to JupyterLab's "[15]" reads as an execution count.
-        parts.append(f"{_ordinal(snapshot.active.index + 1)} cell")
+        # As JupyterLab shows it: "cell [15]", else "4th cell".
+        parts.append(snapshot.active.name.removeprefix("the "))
     if snapshot.selection.strip():
         parts.append("selection")
     if snapshot.variables is not None:
@@ -190,17 +206,15 @@ def _error_text(error: ErrorSnapshot | None) -> str | None:
     if error is None:
         return None
     head = error_line({"ename": error.ename, "evalue": error.evalue})
-    head += f" (cell {error.cell_index + 1})"
+    head += f" ({cell_name(error.cell_index + 1, error.cell_prompt)})"
     # The whole traceback as the browser sent it (at most MAX_TRACEBACK_LINES): the assembler
     # keeps its start and its end, the message and where it was raised.
     trace = strip_ansi("\n".join(error.traceback)).strip()
     return f"{head}\n{trace}" if trace else head
 
 
-def _ordinal(n: int) -> str:
-    """``n`` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st (as ``cellNames.ts``)."""
-    suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _basename(path: str) -> str:
@@ -234,6 +248,11 @@ def _index(obj: dict, key: str, where: str = "") -> int:
     return value
 
 
+def _prompt(obj: dict, key: str, where: str) -> int | None:
+    # Optional (older browsers send none): null or absent is "not its own count".
+    return None if obj.get(key) is None else _index(obj, key, where)
+
+
 def _cell(value: Any, where: str) -> CellSnapshot:
     if not isinstance(value, dict):
         raise ValueError(f"'{where}' must be a cell object")
@@ -242,6 +261,7 @@ def _cell(value: Any, where: str) -> CellSnapshot:
         index=_index(value, "index", prefix),
         type=_text(value, "type", 20, where=prefix) or "code",
         source=_text(value, "source", MAX_SOURCE, where=prefix),
+        prompt=_prompt(value, "prompt", prefix),
     )
 
 
@@ -273,6 +293,7 @@ def _error(value: Any) -> ErrorSnapshot | None:
         ename=_text(value, "ename", MAX_NAME, where="last_error.") or "Error",
         evalue=_text(value, "evalue", MAX_SUMMARY, where="last_error."),
         traceback=lines,
+        cell_prompt=_prompt(value, "cell_prompt", "last_error."),
     )
 
 

@@ -40,6 +40,9 @@ class GeneratedCode:
     failed: str | None = None
     #: The bundled local model answered (:meth:`chapyter_ext.endpoints.ModelRegistry.is_local`).
     local: bool = False
+    #: The trial of ``code`` the small model's candidate loop made (a ``TrialReport``), which
+    #: the consent decision reuses rather than trying the same code twice; None when none was.
+    trial: Any = None
 
 
 def redacted(completion: Any, redactor: Redactor) -> Any:

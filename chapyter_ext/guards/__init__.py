@@ -7,9 +7,11 @@
   read through :mod:`.names` (the live namespace, or the chat's snapshot on the server).
 - :mod:`.repair`: cheap repairs of a failing cell from its error (typos, one past the end,
   brackets), for the small model's Fix.
+- :mod:`.rebinding`: with the small-model profile, code offered for a request keeps the
+  user's data (a new name unless the request asks to change it) and shows its result.
 - :mod:`.review`: review first with the bundled model.
-- :mod:`.answers`: chat and Explain answers that echo their instructions; unmatched fences;
-  each code block's verdict.
+- :mod:`.answers`: chat and Explain answers that echo their instructions (:mod:`.echo`: what
+  the server built, whole or in part); unmatched fences; each code block's verdict.
 - :mod:`.suggestions`: inline completion suggests code or nothing.
 """
 

@@ -1,13 +1,16 @@
 """Chat and Explain answers (and an agent's final answer) before they are kept and shown.
 
-- An answer that restates what it was sent (the kernel state, the preamble, the system
-  prompt: a small model often does only that) is replaced by one honest line; the prompt's
-  scaffolding (the data tags, the line introducing the kernel state) is dropped from any
-  answer.
+- An answer that restates what the server built for it (the kernel state, the preamble, the
+  system prompt: a small model often does only that), whole or in part (:mod:`.echo`), is
+  replaced by one honest line; the prompt's scaffolding (the data tags, the line introducing
+  the kernel state) is dropped from any answer. The conversation's earlier turns are not
+  instructions: repeating an earlier answer is no echo.
 - A code fence left open is closed, or dropped when nothing follows it.
-- Each Python (or untagged) code block gets a verdict (:func:`~.verdict.check_code`), keyed
+- Each block the browser draws as code (fenced or indented:
+  :func:`~chapyter_ext.parsing.code_blocks.answer_code_blocks`) gets a verdict
+  (:func:`~.verdict.check_code`; a block marked as another language than Python fails), keyed
   by :func:`chapyter_ext.contract.code_block_key`, which the browser's buttons follow: a block
-  that fails is not offered to run.
+  that fails, or that has no verdict, is not offered to insert or run.
 """
 
 from __future__ import annotations
@@ -17,14 +20,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..contract import code_block_key
-from ..parsing.fences import PYTHON_LANGS, closing_fence, fence_spans, span_code
+from ..help_pointers import ENDPOINTS_HINT
+from ..parsing.code_blocks import answer_code_blocks
+from ..parsing.fences import PYTHON_LANGS, closing_fence, fence_spans
 from ..request_messages import DATA_TAGS
+from .echo import Instructions
 from .names import KernelNames
 from .verdict import check_code
 
 __all__ = [
     "ECHO_LINE",
+    "PARTIAL_ECHO_LINE",
     "SMALL_ECHO_LINE",
+    "SMALL_PARTIAL_ECHO_LINE",
     "balance_fences",
     "clean_answer",
     "code_block_checks",
@@ -35,7 +43,17 @@ __all__ = [
 ECHO_LINE = "The model only repeated its instructions instead of answering; ask again or rephrase."
 SMALL_ECHO_LINE = (
     "The small local model only repeated its instructions instead of answering; ask a short, "
-    "concrete question, or configure an endpoint for real answers (README.md#endpoints)."
+    f"concrete question, or configure an endpoint for real answers ({ENDPOINTS_HINT})."
+)
+#: What replaces an answer that repeated part of what it was sent (the notebook's context).
+PARTIAL_ECHO_LINE = (
+    "The model repeated part of the notebook context it was sent instead of answering; "
+    "ask again or rephrase."
+)
+SMALL_PARTIAL_ECHO_LINE = (
+    "The small local model repeated part of the notebook context it was sent instead of "
+    "answering; ask a short, concrete question, or configure an endpoint for real answers "
+    f"({ENDPOINTS_HINT})."
 )
 # The prompt's own scaffolding, never part of an answer: the data tags, and the lines that
 # introduce the kernel state and the question.
@@ -44,8 +62,6 @@ _SCAFFOLD = re.compile(
     r"|The current state of the notebook's kernel:|Request:|Question:)\s*$",
     re.IGNORECASE,
 )
-# Lines shorter than this are too common to count as copied ("```", "- x", "Out:").
-_MIN_COPIED = 12
 
 
 def _outside(lines: list[str]) -> list[int]:
@@ -56,22 +72,15 @@ def _outside(lines: list[str]) -> list[int]:
     return [i for i in range(len(lines)) if i not in inside]
 
 
-def echoed(answer: str, sent: Iterable[str]) -> bool:
-    """Whether ``answer`` mostly restates ``sent`` (the texts of the messages it answers): at
-    least two lines of its prose (outside code blocks), and half or more of them, are lines of
-    what was sent or the prompt's scaffolding."""
-    lines = answer.replace("\r\n", "\n").split("\n")
-    prose = [lines[i].strip() for i in _outside(lines) if lines[i].strip()]
-    if not prose:
-        return False
-    seen = {
-        line.strip()
-        for text in sent
-        for line in text.replace("\r\n", "\n").split("\n")
-        if len(line.strip()) >= _MIN_COPIED
-    }
-    copied = sum(1 for line in prose if line in seen or _SCAFFOLD.match(line))
-    return copied >= 2 and copied * 2 >= len(prose)
+def _instructions(sent: Instructions | Iterable[str]) -> Instructions:
+    return sent if isinstance(sent, Instructions) else Instructions(sent)
+
+
+def echoed(answer: str, sent: Instructions | Iterable[str]) -> bool:
+    """Whether ``answer`` repeats ``sent`` (what the server built for the request: the
+    system prompt, the context, never the conversation's turns), whole or in part
+    (:meth:`.echo.Instructions.echo`)."""
+    return _instructions(sent).echo(answer) is not None
 
 
 def balance_fences(text: str) -> str:
@@ -87,10 +96,15 @@ def balance_fences(text: str) -> str:
     return text.rstrip() + "\n" + closing_fence(lines, last)
 
 
-def clean_answer(text: str, sent: Iterable[str], *, small: bool = False) -> tuple[str, bool]:
+def clean_answer(
+    text: str, sent: Instructions | Iterable[str], *, small: bool = False
+) -> tuple[str, bool]:
     """The answer to keep and show, and whether it was an echo (then it is one line)."""
-    if echoed(text, sent):
+    echo = _instructions(sent).echo(text)
+    if echo is not None and echo.whole:
         return (SMALL_ECHO_LINE if small else ECHO_LINE), True
+    if echo is not None:
+        return (SMALL_PARTIAL_ECHO_LINE if small else PARTIAL_ECHO_LINE), True
     lines = text.split("\n")
     outside = set(_outside(lines))
     kept = [line for i, line in enumerate(lines) if i not in outside or not _SCAFFOLD.match(line)]
@@ -100,24 +114,20 @@ def clean_answer(text: str, sent: Iterable[str], *, small: bool = False) -> tupl
 def code_block_checks(
     text: str, names: KernelNames | None = None, *, small: bool = False
 ) -> list[dict[str, Any]]:
-    """``[{"block_id", "runnable", "problem"}]`` for each Python or untagged code block of
-    ``text``, in order (``block_id``: :func:`chapyter_ext.contract.code_block_key` of its
-    source)."""
-    lines = text.split("\n")
+    """``[{"block_id", "runnable", "problem"}]`` for each code block of ``text`` the browser
+    draws (fenced or indented), in order (``block_id``:
+    :func:`chapyter_ext.contract.code_block_key` of its source)."""
     checks = []
-    for span in fence_spans(lines):
-        if span.lang and span.lang not in PYTHON_LANGS:
-            continue
-        code = span_code(lines, span)
+    for block in answer_code_blocks(text):
+        code = block.code
         if not code.strip():
             continue
-        # A block is inserted as shown: what the checks would repair does not pass.
-        verdict = check_code(code, names, small=small, as_is=True)
-        checks.append(
-            {
-                "block_id": code_block_key(code),
-                "runnable": verdict.runnable,
-                "problem": verdict.problem,
-            }
-        )
+        if block.lang and block.lang not in PYTHON_LANGS:
+            # Inserted, it would be a Python cell: shell, JSON or output is there to read.
+            runnable, problem = False, f"it is marked {block.lang}, not Python"
+        else:
+            # A block is inserted as shown: what the checks would repair does not pass.
+            verdict = check_code(code, names, small=small, as_is=True)
+            runnable, problem = verdict.runnable, verdict.problem
+        checks.append({"block_id": code_block_key(code), "runnable": runnable, "problem": problem})
     return checks

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..parsing.syntax import CodeSyntaxError, check_syntax
 from .code_names import CodeNames, code_tree, literal_key, read_before_bound, top_targets
+from .iteration import frame_iteration_problem
 from .kernel_checks import (
     clobber_problem,
     column_problem,
@@ -24,6 +25,8 @@ from .kernel_checks import (
     operand_problem,
 )
 from .names import KernelNames, LiveNames
+from .positions import positions_problem
+from .rebinding import change_problem, keep_data, show_result
 from .request import named_columns_problem, named_variables, request_problem, requested_target
 
 __all__ = ["Candidate", "check_candidate"]
@@ -66,11 +69,22 @@ def check_candidate(
     first line and then goes on (``shorten``; never for ``original``). ``original``: the
     user's own code the answer changes (Fix, Edit): its statements are the user's, never
     dropped nor refused as made up.
+
+    For a ``request`` (not a change of ``original``): a name that is a slip of a variable the
+    request names reads that variable (``trip`` -> ``trips``); an existing variable is never
+    re-bound to something derived from it unless the request asks to change it (a new name
+    instead), nor changed in place (refused); and the code ends by showing its result
+    (:mod:`.rebinding`).
     """
     names = namespace if isinstance(namespace, KernelNames) else LiveNames(namespace)
     mine = _Original.of(original, names)
     code = _drop_made_up(code, names, mine.statements)
     code = _into_target(code, names, request)
+    code = _named_slips(code, names, request)
+    # For a request (not a change of the user's code): a new name, never the user's data.
+    keep = bool(request) and not original
+    if keep:
+        code = keep_data(code, names, request)
     first = _check(code, names, request, mine)
     if first.problem is None or original or not shorten:
         return first
@@ -82,7 +96,7 @@ def check_candidate(
         prefix = "\n".join(lines[: node.lineno - 1]).rstrip()
         shorter = _check(prefix, names, request, mine)
         if shorter.problem is None:
-            return shorter
+            return Candidate(show_result(shorter.code), None) if keep else shorter
     return first
 
 
@@ -161,6 +175,26 @@ def _into_target(code: str, namespace: KernelNames, request: str) -> str:
     return _rename(code, new[0], target)
 
 
+def _named_slips(code: str, namespace: KernelNames, request: str) -> str:
+    """The code reads a name that does not exist and is a slip of a variable the request
+    names (``trip`` for ``trips``, ``reading`` for ``readings``): read that variable."""
+    import difflib
+
+    named = sorted(named_variables(request, namespace)) if request else []
+    tree = code_tree(code) if named else None
+    if tree is None:
+        return code
+    names = CodeNames()
+    names.visit(tree)
+    for name in sorted(read_before_bound(tree, names)):
+        if name in namespace or hasattr(builtins, name):
+            continue
+        close = difflib.get_close_matches(name, named, n=1, cutoff=0.8)
+        if close and close[0] not in names.defined:
+            code = _rename(code, name, close[0])
+    return code
+
+
 def _rename(code: str, old: str, new: str) -> str:
     """``code`` with the name ``old`` replaced by ``new`` (not inside strings or comments)."""
     import io
@@ -228,9 +262,12 @@ def _check(
         import_problem(tree)
         or operand_problem(tree, names, namespace)
         or column_problem(tree, names, namespace)
+        or frame_iteration_problem(tree, namespace)
         or named_columns_problem(request, names, named, namespace)
         or clobber_problem(tree, namespace, made_up_ok=not named, mine=mine.statements)
         or (request_problem(request, code, names, named) if request else None)
+        or (positions_problem(request, tree) if request else None)
+        or (change_problem(tree, namespace, request) if request and not mine.given else None)
         or mine.problem(tree, names)
     )
     return Candidate(code, problem)

@@ -93,6 +93,10 @@ _CONTAINERS = (list, tuple, dict, set, frozenset, str)
 
 
 _NUMBERS = (int, float, bool)
+# Methods of a numeric column that give numbers again.
+_KEEPS_NUMBERS = frozenset(
+    {"round", "abs", "sum", "mean", "median", "min", "max", "std", "cumsum", "clip", "fillna"}
+)
 # Builtins that take a sequence (their first argument is iterated).
 _TAKES_SEQUENCE = frozenset(
     {"sum", "len", "sorted", "list", "tuple", "set", "max", "min", "enumerate", "any", "all"}
@@ -113,6 +117,16 @@ def operand_problem(tree: ast.Module, names: CodeNames, namespace: KernelNames) 
             return str
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return {"str": str, "repr": str}.get(node.func.id)
+        # A numeric column (``df['temp']``, ``df['temp'].round(1)``): numbers.
+        while (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _KEEPS_NUMBERS
+        ):
+            node = node.func.value
+        key = literal_key(node) if isinstance(node, ast.Subscript) else None
+        if key is not None and key[0] not in names.defined and namespace.column_is_number(*key):
+            return float
         return None
 
     for node in ast.walk(tree):

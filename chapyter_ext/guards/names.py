@@ -84,6 +84,10 @@ class KernelNames:
         """The class of ``frame[column]``, when known."""
         return None
 
+    def column_is_number(self, frame: str, column: str) -> bool:
+        """Whether ``frame[column]`` surely holds numbers (a numeric dtype, not bool)."""
+        return False
+
     def is_data(self, name: str) -> bool:
         """Whether ``name`` holds data the user made (not a module, function or class)."""
         return False
@@ -129,6 +133,16 @@ class LiveNames(KernelNames):
             return type(self.namespace[frame][column])
         except Exception:
             return None
+
+    def column_is_number(self, frame: str, column: str) -> bool:
+        if column not in (self.columns(frame) or ()):
+            return False
+        try:
+            return str(getattr(self.namespace[frame][column], "dtype", "")).startswith(
+                ("int", "float", "uint", "Int", "Float", "UInt")
+            )
+        except Exception:
+            return False
 
     def is_data(self, name: str) -> bool:
         value = self.namespace.get(name)

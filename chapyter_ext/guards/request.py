@@ -4,9 +4,10 @@ gives, descending order."""
 
 from __future__ import annotations
 
+import ast
 import re
 
-from .code_names import CodeNames
+from .code_names import CodeNames, code_tree
 from .names import KernelNames
 
 __all__ = [
@@ -105,4 +106,62 @@ def request_problem(request: str, code: str, names: CodeNames, named: set[str]) 
         mark in flat for mark in ("ascending=False", "reverse=True", "[::-1]", "nlargest")
     ):
         return "it does not sort in descending order"
+    return (
+        _renames_problem(request, flat) or _made_up_number(request, names) or _counts(request, code)
+    )
+
+
+# "rename (the column) km (of trips) to distance"
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:column\s+)?[`'\"]?(\w+)[`'\"]?(?:\s+(?:of|in)\s+\w+)?"
+    r"\s+(?:to|as|into)\s+[`'\"]?(\w+)",
+    re.IGNORECASE,
+)
+_COUNTING = re.compile(r"\b(?:how many|number|count|counts|size|length|len)\b", re.IGNORECASE)
+_COUNTS = frozenset({"nunique", "count", "size", "shape"})
+#: Significant digits past which a number the request does not give is made up.
+_PRECISE = 5
+
+
+def _renames_problem(request: str, flat: str) -> str | None:
+    """A request to rename ``old`` to ``new``: the code maps the one to the other."""
+    found = _RENAME.search(request)
+    if found is None:
+        return None
+    old, new = found.groups()
+    if re.search(rf"""['"]{re.escape(old)}['"]:['"]{re.escape(new)}['"]""", flat):
+        return None
+    return f"it does not rename {old!r} to {new!r}"
+
+
+def _made_up_number(request: str, names: CodeNames) -> str | None:
+    """A precise number (``60.3427198e-5``) the request does not give is made up."""
+    given = {float(m.group(1)) for m in _NUMBER.finditer(request)}
+    for node in names.numbers:
+        value = node.value
+        if not isinstance(value, (int, float)):
+            continue
+        digits = re.sub(r"e.*$", "", repr(abs(value))).replace(".", "").strip("0")
+        if len(digits) >= _PRECISE and float(value) not in given:
+            return f"it makes up the number {value!r}"
     return None
+
+
+def _counts(request: str, code: str) -> str | None:
+    """The result is a count (``len(...)``, ``.nunique()``, ...) where the request does not
+    ask how many."""
+    if _COUNTING.search(request):
+        return None
+    tree = code_tree(code)
+    if tree is None or not tree.body:
+        return None
+    last = tree.body[-1]
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Name) and len(tree.body) > 1:
+        last = tree.body[-2]  # the name shown after it
+    value = last.value if isinstance(last, (ast.Assign, ast.Expr)) else None
+    if isinstance(value, ast.Call):
+        value = value.func
+    counted = (isinstance(value, ast.Name) and value.id == "len") or (
+        isinstance(value, ast.Attribute) and value.attr in _COUNTS
+    )
+    return "it counts, where the request does not ask how many" if counted else None

@@ -2,8 +2,9 @@
 cell, chat code blocks, agent steps (and ``%%ai``'s small-model candidates, through
 :func:`~.candidate.check_candidate`).
 
-Any model: the code parses as an IPython cell (IPython's transforms, ``%%ai`` calls refused)
-and, for a change of the user's code, changes something. With the small-model profile (the
+Any model: the code is not only lines of a Markdown list (``- 12.`` parses, but is prose), it
+parses as an IPython cell (IPython's transforms, ``%%ai`` calls refused) and, for a change of
+the user's code, changes something. With the small-model profile (the
 bundled model): also the names, columns, methods and keywords it reads exist in the kernel,
 it makes up no data in place of the user's, a change keeps what the code it changes read and
 set and overwrites no other variable, and a fix changes the statement that raised (or adds
@@ -18,12 +19,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..parsing.code_blocks import markdown_list
 from ..parsing.syntax import CodeSyntaxError, MagicCallError, check_syntax
 from ..tracebacks import failing_line
 from .candidate import check_candidate
 from .names import KernelNames
 
-__all__ = ["Verdict", "check_code", "same_code", "syntax_problem"]
+__all__ = ["LIST_PROBLEM", "Verdict", "check_code", "same_code", "syntax_problem"]
+
+#: Why lines of a Markdown list are not offered as code (the browser says it in the same words).
+LIST_PROBLEM = "it is a Markdown list, not code"
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,9 @@ def check_code(
     """
     if not code.strip():
         return Verdict(code, False, "there is no code")
+    if markdown_list(code):
+        # `- 12.` parses (a negative number), yet it is a list the model meant as prose.
+        return Verdict(code, False, LIST_PROBLEM)
     try:
         check_syntax(code)
     except CodeSyntaxError as err:

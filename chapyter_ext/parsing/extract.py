@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .code_blocks import markdown_list
 from .fences import (
     PYTHON_LANGS,
     SHELL_LANGS,
@@ -80,8 +81,9 @@ def extract_code(answer: str) -> str:
       is nothing else; other languages (json, text, output) only when nothing else exists and
       they parse. Prose outside the fences is dropped, and so are ``<think>`` sections.
     - Without fences: an answer that parses as Python is code (a lone capitalised word such as
-      "Sure" is not). An answer mixing prose and code gets its prose lines turned into comments,
-      if the result then parses; otherwise ``NoCodeError``.
+      "Sure" is not, nor lines of a Markdown list such as ``- 12.``). An answer mixing prose
+      and code gets its prose lines turned into comments, if the result then parses; otherwise
+      ``NoCodeError``.
 
     The code is kept exactly as written, except that blank lines at either end are dropped.
     """
@@ -169,6 +171,9 @@ def _is_only_words(code: str) -> bool:
 
 def _unfenced(text: str, answer: str) -> str:
     code = tidy(text)
+    if markdown_list(code):
+        # `- 12.` lines parse (negative numbers), indented or not: a list is not code.
+        raise NoCodeError(answer)
     lines = code.split("\n")
     # Comment out, one at a time, the prose line the parser stumbles on; each line at most once.
     for commented in range(len(lines) + 1):
@@ -190,6 +195,6 @@ def _unfenced(text: str, answer: str) -> str:
     meaningful = [
         line for line in code.split("\n") if line.strip() and not line.lstrip().startswith("#")
     ]
-    if not meaningful or _is_only_words(code) or not _parses(code):
+    if not meaningful or _is_only_words(code) or markdown_list(code) or not _parses(code):
         raise NoCodeError(answer)
     return code

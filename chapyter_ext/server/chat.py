@@ -23,6 +23,8 @@ from ..contract import is_notebook_id
 from ..endpoints import ModelRegistry
 from ..guards import KernelNames, snapshot_names
 from ..guards.answers import clean_answer, code_block_checks
+from ..guards.echo import Instructions, notebook_text, request_instructions
+from ..guards.rebinding import keep_data_in_answer
 from ..llm import Endpoint, astream
 from ..redact import Redactor, one_line, redact_traceback
 from ..request_messages import CHAT_SYSTEM_PROMPT, build_messages
@@ -220,6 +222,8 @@ class ChatTurn(StreamingTurn):
         messages: list[dict[str, str]],
         names: KernelNames | None = None,
         small: bool = False,
+        quotable: Sequence[str] = (),
+        request: str = "",
     ) -> None:
         super().__init__(service, notebook=notebook, chat_id=chat_id, model_name=model_name)
         self.service = service
@@ -229,6 +233,8 @@ class ChatTurn(StreamingTurn):
         #: against with the small-model profile (``small``).
         self._names = names
         self._small = small
+        self._quotable = quotable
+        self._request = request  # the user's message: may the answer's code change a variable?
         self._tokens = TokenRedactor(service.redact)
         self._parts: list[str] = []
         self.usage.model = endpoint.model  # prices are per model sent, not per entry name
@@ -267,9 +273,13 @@ class ChatTurn(StreamingTurn):
             self._queue.put_nowait(Token(rest))
 
     def _guarded(self, text: str) -> tuple[str, tuple[dict[str, Any], ...]]:
-        # An echo of the prompt is one line, an open fence is closed, and each code block
-        # carries whether it may be offered to run.
-        text, _ = clean_answer(text, [m["content"] for m in self._messages], small=self._small)
+        # An echo of what the server built (never the chat's own turns) is one line, an open
+        # fence is closed, and each code block carries whether it may be offered to run.
+        sent = Instructions(request_instructions(self._messages), self._quotable)
+        text, _ = clean_answer(text, sent, small=self._small)
+        if self._small:
+            # The bundled model's code keeps the user's data and shows its result.
+            text = keep_data_in_answer(text, self._names, self._request)
         return text, tuple(code_block_checks(text, self._names, small=self._small))
 
     def _release(self) -> None:
@@ -454,7 +464,9 @@ class ChatService:
                 endpoint=setup.endpoint,
                 messages=messages,
                 names=snapshot_names(request.context),
+                quotable=notebook_text(request.context),
                 small=setup.small,
+                request=setup.message,
             )
             turn.notice = setup.notice
             return turn

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..guards.request import STOP_WORDS
+from ..help_pointers import ENDPOINTS_HINT
 from ..local_model.server import is_bundled_model
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ SMALL_CHAT_HISTORY = 2
 #: Characters of project rules sent to a small model, whatever ``Chapyter.rules_chars`` says.
 SMALL_RULES_CHARS = 600
 
-#: Where the failure message points.
-README_ENDPOINTS = "README.md#endpoints"
+#: Where the failure message points (in words: a path cannot be clicked in an output).
+README_ENDPOINTS = ENDPOINTS_HINT
 
 
 def failed_message(problem: str = "") -> str:

@@ -26,7 +26,7 @@ async def test_context_is_what_the_chat_sends(get_json, post_chat, fake, secrets
     assert status == 200
     assert preview["summary"] == "analysis.ipynb · 4th cell · selection · 2 variables · last error"
     assert preview["chars"] == len(preview["text"]) > 0
-    assert "Active cell 4 (code):\ndf.groupby('city').sum()" in preview["text"]
+    assert "Active cell, the 4th cell (code):\ndf.groupby('city').sum()" in preview["text"]
     assert "NameError: name 'plot' is not defined" in preview["text"]
     assert "\x1b" not in preview["text"]
     assert secrets[0] not in json.dumps(preview)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from chapyter_ext.contract import code_block_key
+from chapyter_ext.help_pointers import ENDPOINTS_HINT
 from chapyter_ext.testing.openai_server import Reply
 
 FAILING = {"id": "cell-9f3a-c", "index": 2, "source": "prnt(total)"}
@@ -100,7 +101,7 @@ async def test_small_profile_says_in_one_line_when_it_cannot(get_json, fake):
         "code": "",
         "explanation": "the small local model could not write a fix for this (last try: it "
         "reads undefined name(s) zz); configure an endpoint for harder requests "
-        "(README.md#endpoints)",
+        f"({ENDPOINTS_HINT})",
         "model": "fake-model",
         "kind": "fix",
         "request_sha256": answer["request_sha256"],

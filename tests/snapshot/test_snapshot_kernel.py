@@ -210,8 +210,9 @@ print(max(n for n, _ in _seen), round(max(m for _, m in _seen)), _refused, _os.g
         most, memory, refused, pid = (int(v) for v in values(kernel, code))
         assert 2 <= most <= 4, (most, memory)
         # Measured after each turn's change: at most the budget plus one turn's 48 MB (and
-        # the pages of the kernel's own objects that Python touched since).
-        assert memory <= 128 + 48 + 32, (most, memory)
+        # the pages of the kernel's own objects that Python touched since: up to 37 MB seen on
+        # a loaded machine). Without the budget, five states would hold 240 MB, plus 48.
+        assert memory <= 128 + 48 + 48, (most, memory)
         assert refused == 0
         live = [p for p in _children(pid) if _alive(p)]
         assert len(live) <= 5

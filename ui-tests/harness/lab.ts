@@ -20,14 +20,10 @@ import {
   runLab
 } from './jupyter';
 import { ILabServer } from './servers';
+import { ARTIFACTS } from './run';
 
 /** Screenshots a person should look at, one folder for the whole run. */
-export const SCREENSHOTS = path.join(
-  __dirname,
-  '..',
-  'artifacts',
-  'screenshots'
-);
+export const SCREENSHOTS = path.join(ARTIFACTS, 'screenshots');
 
 /** JupyterLab in one page, with helpers over its notebooks. */
 export class Lab {

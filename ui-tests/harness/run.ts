@@ -16,12 +16,16 @@ import { killGroup, terminate } from './processes';
 /** The repository's root folder. */
 export const REPO = path.resolve(__dirname, '..', '..');
 
-/** Where the servers' logs go: ui-tests/artifacts/logs, or CHAPYTER_UI_LOGS. */
+/**
+ * The run's artifacts folder: ui-tests/artifacts, or CHAPYTER_UI_ARTIFACTS (runs side by side
+ * each keep their own, since Playwright empties its output folder when it starts).
+ */
+export const ARTIFACTS =
+  process.env.CHAPYTER_UI_ARTIFACTS ?? path.join(REPO, 'ui-tests', 'artifacts');
+
+/** Where the servers' logs go: artifacts/logs, or CHAPYTER_UI_LOGS. */
 export function logsDir(): string {
-  return (
-    process.env.CHAPYTER_UI_LOGS ??
-    path.join(REPO, 'ui-tests', 'artifacts', 'logs')
-  );
+  return process.env.CHAPYTER_UI_LOGS ?? path.join(ARTIFACTS, 'logs');
 }
 
 /** Whether to keep the run's folders afterwards (CHAPYTER_UI_KEEP). */

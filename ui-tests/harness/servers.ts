@@ -193,6 +193,11 @@ export class LabServer implements ILabServer {
     }
 
     const env = labEnv(root, options.model);
+    if (options.labextension) {
+      // In a virtualenv Jupyter prefers the environment's folders, where the working tree's
+      // build is linked: make the copy in the user data folder the one served.
+      env.JUPYTER_PREFER_ENV_PATH = '0';
+    }
     const token = randomBytes(24).toString('hex');
     const common = [
       '--no-browser',

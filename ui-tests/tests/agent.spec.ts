@@ -80,8 +80,9 @@ test('the agent runs code, sees its error, fixes it and answers from the value; 
   await expect(
     steps.nth(0).locator('.jp-Chapyter-agentStepCode')
   ).not.toHaveAttribute('open');
-  // A place, not an execution count: "3rd cell" next to JupyterLab's "[n]".
-  const link = steps.nth(1).getByRole('button', { name: '3rd cell' });
+  // As JupyterLab shows the cell: "cell [n]" beside its `[n]:`.
+  const name = `cell [${second.executionCount}]`;
+  const link = steps.nth(1).getByRole('button', { name, exact: true });
   await expect(link).toBeVisible();
   await lab.screenshot('agent-01-answer');
   await link.click();
@@ -101,7 +102,7 @@ test('the agent runs code, sees its error, fixes it and answers from the value; 
   await expect(answer).toContainText('1501 mm');
   await expect(steps).toHaveCount(2);
   await expect(
-    steps.nth(1).getByRole('button', { name: '3rd cell' })
+    steps.nth(1).getByRole('button', { name, exact: true })
   ).toBeVisible();
 
   // Undo this turn: both cells go, in one notebook undo step.

@@ -50,7 +50,7 @@ test('ask, see the answer stream in, insert and run its code, find it again afte
   // The chip says what goes with the message: notebook, active cell, variables, last error.
   const chip = panel.locator('.jp-Chapyter-chatChipSummary');
   await expect(chip).toHaveText(
-    'chat-ask.ipynb · 1st cell · 1 variable · last error'
+    'chat-ask.ipynb · cell [1] · 1 variable · last error'
   );
   await expect(
     panel.getByRole('checkbox', { name: 'Include notebook context' })

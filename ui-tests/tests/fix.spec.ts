@@ -68,7 +68,7 @@ test('Fix sends the code and traceback, shows a diff; Reject leaves the cell; Ex
   // A second proposal for the same cell is refused with one line.
   await fix.click();
   await expect(bar.locator('.jp-Chapyter-errorStatus')).toHaveText(
-    'A proposal for the 2nd cell is already open.'
+    'A proposal for cell [2] is already open.'
   );
   expect(await model.chatRequests()).toHaveLength(1);
 
@@ -78,11 +78,11 @@ test('Fix sends the code and traceback, shows a diff; Reject leaves the cell; Ex
   expect(after.source).toBe(BAD);
   expect(after.chapyter).toBeNull();
 
-  // Explain: the chat opens and streams an answer to "Explain why the 2nd cell failed".
+  // Explain: the chat opens and streams an answer to "Explain why cell [2] failed".
   await model.script('The name `undefined_zz` is used before it is defined.');
   await bar.getByRole('button', { name: 'Explain', exact: true }).click();
   const chat = lab.page.locator('#jp-chapyter-chat');
-  await expect(chat).toContainText('Explain why the 2nd cell failed', {
+  await expect(chat).toContainText('Explain why cell [2] failed', {
     timeout: 30_000
   });
   await expect(chat).toContainText('is used before it is defined', {
@@ -166,7 +166,7 @@ test('a cause in an earlier cell is proposed there', async ({ lab }) => {
   await expect(review).toBeVisible();
   await expect(use.locator('.jp-Chapyter-review')).toHaveCount(0);
   await expect(use.locator('.jp-Chapyter-errorStatus')).toContainText(
-    'The cause is in the 2nd cell'
+    'The cause is in cell [2]'
   );
   const sent = JSON.stringify((await model.chatRequests())[0].body.messages);
   expect(sent).toContain("sales = {'amount': 1}");

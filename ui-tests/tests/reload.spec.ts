@@ -65,7 +65,7 @@ test('save and reload keep the links and the pairing styles', async ({
   await lab.waitForCells(
     file,
     cells =>
-      cells[1].outputs.some(o => o.text.includes('Up to date')) &&
+      cells[1].outputs.some(o => o.text.includes('↻ replayed')) &&
       cells[3].outputs.some(o =>
         o.text.includes("hand-written ['red', 'green']")
       ),

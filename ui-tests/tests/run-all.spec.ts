@@ -124,7 +124,7 @@ test('Run All: generated cells in order, no model call when up to date, also aft
   expect(cells.map(c => c.id)).toEqual(pairedOrder(generatedIds));
   expect(await model.chatRequests()).toHaveLength(3);
   for (const { prompt } of pairs(cells)) {
-    expect(outputText(prompt)).toContain('Up to date');
+    expect(outputText(prompt)).toContain('↻ replayed: no model was asked');
   }
   const replayOrder = executionOrder(cells).filter(
     id => id !== 'load' && !PROMPTS.includes(id)

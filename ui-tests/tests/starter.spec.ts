@@ -62,6 +62,10 @@ test.describe('start.sh', () => {
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(LOCAL_MODEL);
     expect(said[0]).toContain('OPENAI_API_KEY');
+    // The address to open has the port JupyterLab was given, not 8888.
+    expect(started().output()).toContain(
+      `open the http://127.0.0.1:${ownLabPort()}/lab?token=... address`
+    );
     expect(fs.existsSync(path.join(started().notebooks, STARTER))).toBe(true);
 
     // The URL JupyterLab prints (its default URL) opens the starter notebook.
@@ -134,7 +138,7 @@ test.describe('start.sh', () => {
         byId(cells, id)
           .outputs.map(o => o.text)
           .join('')
-      ).toContain('Up to date');
+      ).toContain('↻ replayed');
     }
     expect(started().modelServers()).toEqual([]);
     await lab.screenshot('starter-02-run-all-replayed');

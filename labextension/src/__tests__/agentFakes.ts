@@ -1,5 +1,6 @@
 /** The fakes the agent's tests share: a notebook with a kernel, a server, a turn's events. */
 
+import { cellName } from '../cellNames';
 import { ChatEvent } from '../common/events';
 import { AgentTurn } from '../agent/runner';
 import {
@@ -144,8 +145,9 @@ export class FakeNotebook implements INotebookDriver {
     return this.cells.includes(id);
   }
 
-  position(id: string): number {
-    return this.cells.indexOf(id) + 1;
+  name(id: string): string {
+    const index = this.cells.indexOf(id);
+    return index < 0 ? '' : cellName(index + 1);
   }
 
   reveal(): void {

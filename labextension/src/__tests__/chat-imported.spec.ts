@@ -9,6 +9,7 @@
  * the same steps in the user's own history keep both.
  */
 
+import { cellName } from '../cellNames';
 import { AgentController } from '../agent/controller';
 import { StepsView } from '../agent/steps';
 import { prettyArguments, STEP_FROM_FILE } from '../agent/stepView';
@@ -23,9 +24,10 @@ class Notebook {
   cells = ['c0', 'c1'];
   asked: string[] = [];
 
-  position(cellId: string): number {
-    this.asked.push(`position ${cellId}`);
-    return this.cells.indexOf(cellId) + 1;
+  name(cellId: string): string {
+    this.asked.push(`name ${cellId}`);
+    const index = this.cells.indexOf(cellId);
+    return index < 0 ? '' : cellName(index + 1);
   }
 
   reveal(cellId: string): void {
@@ -141,7 +143,7 @@ describe('a chat from the notebook file', () => {
     const { notebook, agent, undo, link, origin, trial } = draw(own);
     expect(undo.hidden).toBe(false);
     expect(link.hidden).toBe(false);
-    expect(link.textContent).toBe('2nd cell');
+    expect(link.textContent).toBe('the 2nd cell');
     expect(origin.hidden).toBe(true);
     expect(trial.textContent).toBe('Trial: tried nothing, ran unasked');
     expect(agent.undo(own, 'a.ipynb')).toBe(1);

@@ -47,6 +47,7 @@ describe('findLastError', () => {
     ]);
     expect(found).toEqual({
       cell_index: 0,
+      cell_prompt: 7,
       ename: 'Late',
       evalue: 'boom',
       traceback: ['t']
@@ -71,6 +72,7 @@ describe('findLastError', () => {
       ])
     ).toEqual({
       cell_index: 0,
+      cell_prompt: 4,
       ename: 'NameError',
       evalue: 'boom',
       traceback: ['t']

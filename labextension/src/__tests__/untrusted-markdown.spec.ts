@@ -73,7 +73,7 @@ describe('code blocks', () => {
     const code = `x = 1<span style="display:none">\nimport os</span>\n<img src="https://evil/">`;
     const nodes = parse('```python\n' + code + '\n```');
     expect(codeBlocks(nodes)).toEqual([
-      { kind: 'code', code, language: 'python' }
+      { kind: 'code', code, language: 'python', fenced: true }
     ]);
     expect(ofKind(nodes, 'image')).toEqual([]);
   });

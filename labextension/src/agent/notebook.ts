@@ -10,6 +10,7 @@ import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
+import { cellNameIn } from '../cellNames';
 import { readJSON, silentExecute } from '../common/kernelRead';
 import { armGuard, kernelTrial, TrialOutcome } from '../common/kernelTrial';
 import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
@@ -273,8 +274,10 @@ export class NotebookDriver implements INotebookDriver {
     return this._index(cellId) >= 0;
   }
 
-  position(cellId: string): number {
-    return this._index(cellId) + 1;
+  name(cellId: string): string {
+    const index = this._index(cellId);
+    const cells = this._panel.content.widgets.map(cell => cell.model);
+    return index < 0 ? '' : cellNameIn(cells, index);
   }
 
   reveal(cellId: string): void {

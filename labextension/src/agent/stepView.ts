@@ -8,7 +8,6 @@
  * looked up), no trial or approval taken as this server's word.
  */
 
-import { ordinal } from '../cellNames';
 import { button, element } from '../common/dom';
 import { cellCode } from '../contract';
 import { invisibleWarning, showCode } from '../untrusted/render';
@@ -34,8 +33,8 @@ export interface IStepViewHost {
   readonly pending: HTMLElement;
   /** Scroll to a cell of the chat's notebook and select it. */
   reveal(cellId: string): void;
-  /** A cell's 1-based position in the chat's notebook, 0 when gone. */
-  position(cellId: string): number;
+  /** A cell of the chat's notebook as JupyterLab shows it ("cell [4]"), '' when gone. */
+  name(cellId: string): string;
   /** Answer a step that waits for approval. */
   decide(stepId: string, decision: Decision): void;
   /** What undoing to before step `step` (0-based) will and will not restore, one line. */
@@ -207,15 +206,13 @@ export class StepView {
     this._outcome.hidden = !outcome;
     // A cell the file names is never looked up, linked to or acted on.
     this._cellId = live ? step.cellId : fromFile ? null : step.cell_id || null;
-    const position = this._cellId ? this._host.position(this._cellId) : 0;
+    const name = this._cellId ? this._host.name(this._cellId) : '';
     this._link.hidden = !this._cellId;
-    this._link.disabled = position === 0;
-    // A place, not an execution count: "3rd cell" next to JupyterLab's "[15]".
-    this._link.textContent = position
-      ? `${ordinal(position)} cell`
-      : 'cell removed';
-    this._link.title = position
-      ? `Scroll to the ${ordinal(position)} cell of the notebook (counted from the top) and select it`
+    this._link.disabled = !name;
+    // As JupyterLab shows it: "cell [4]" beside `[4]:`, else "the 5th cell" (cellNames.ts).
+    this._link.textContent = name || 'cell removed';
+    this._link.title = name
+      ? `Scroll to ${name} of the notebook and select it`
       : 'The cell is no longer in the notebook';
     const approval = live && state === 'approval';
     // The code it ran, or the arguments a recorded call was made with.

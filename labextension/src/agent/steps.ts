@@ -153,10 +153,10 @@ export class StepsView {
     }
   }
 
-  /** A cell's 1-based position in the chat's notebook, 0 when gone. */
-  position(cellId: string): number {
+  /** A cell of the chat's notebook as JupyterLab shows it ("cell [4]"), '' when gone. */
+  name(cellId: string): string {
     const path = this._host.notebookPath();
-    return path ? (this._host.agent.notebook(path)?.position(cellId) ?? 0) : 0;
+    return path ? (this._host.agent.notebook(path)?.name(cellId) ?? '') : '';
   }
 
   /** Answer a step that waits for approval. */

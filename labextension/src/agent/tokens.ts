@@ -189,8 +189,8 @@ export interface INotebookDriver {
   remove(cellIds: string[]): number;
   /** Whether the cell still exists. */
   has(cellId: string): boolean;
-  /** The cell's 1-based position, or 0 when it is gone. */
-  position(cellId: string): number;
+  /** The cell as JupyterLab shows it ("cell [4]", "the 5th cell": cellNames.ts), '' when gone. */
+  name(cellId: string): string;
   /** Scroll to the cell and select it. */
   reveal(cellId: string): void;
 }

@@ -50,7 +50,8 @@ export class AnswerView {
       this.node,
       parseMarkdown(markdown, document.baseURI),
       {
-        codeBlock: (code, language) => this._codeBlock(code, language, buttons)
+        codeBlock: (code, language, fenced) =>
+          this._codeBlock(code, language, fenced, buttons)
       }
     );
     const typesetter = this._services.latexTypesetter;
@@ -66,6 +67,7 @@ export class AnswerView {
   private _codeBlock(
     code: string,
     language: string,
+    fenced: boolean,
     buttons: ICodeBlockHandlers | null
   ): HTMLElement {
     const pre = element('pre', '');
@@ -76,7 +78,7 @@ export class AnswerView {
     if (!invisible && name) {
       this._highlight(codeNode, code, name);
     }
-    const bar = buttons ? codeButtons(code, buttons) : null;
+    const bar = buttons ? codeButtons(code, buttons, fenced) : null;
     if (!bar && !invisible) {
       return pre;
     }

@@ -1,17 +1,32 @@
 /**
  * The buttons under each code block of a rendered answer: Insert below, Insert and run, Copy
  * (and Apply to cell N). They are given the block's source from the Markdown lexer, never
- * read from the page, so they act on exactly the code shown. A block the server's guard
- * rails refused (its verdict) gets Copy only, with one line saying why. They only report
- * what was asked; the message view decides what that does.
+ * read from the page, so they act on exactly the code shown. Every block drawn as code,
+ * fenced or indented, goes through the server's guard rails: a block they refused (its
+ * verdict), a block of Markdown list lines (`- 12.` parses, yet it is prose), and an indented
+ * block without a verdict get Copy only, with one line saying why. They only report what was
+ * asked; the message view decides what that does.
  */
 
 import { addBelowIcon, copyIcon, runIcon } from '@jupyterlab/ui-components';
 
 import { button, element } from '../common/dom';
+import { markdownList } from '../untrusted/markdown';
 
 /** Why the bundled model's code is not offered to run at once, as every feature says it. */
 export const REVIEW_HOLD = 'waits for your review (setting: Local review)';
+/** Why lines of a Markdown list are not offered, in the server's words (`LIST_PROBLEM`). */
+export const LIST_PROBLEM = 'it is a Markdown list, not code';
+/** Why a block drawn as code that the server gave no verdict is not offered. */
+export const UNCHECKED_PROBLEM = 'it was not checked';
+
+/** A code block's verdict. */
+export interface ICodeVerdict {
+  /** Whether it may be offered to insert and run. */
+  runnable: boolean;
+  /** Why not, in a few words ("" when it may). */
+  problem: string;
+}
 
 /** What the buttons under a code block do. */
 export interface ICodeBlockHandlers {
@@ -26,14 +41,41 @@ export interface ICodeBlockHandlers {
    * model's code is inserted to be read before it runs).
    */
   reviewNote?: string | null;
-  /** The server's verdict on `code` (null: none, e.g. an older answer). */
-  verdict?(code: string): { runnable: boolean; problem: string } | null;
+  /**
+   * The server's verdict on `code` (null: none, e.g. an older answer); `fenced` false for an
+   * indented block.
+   */
+  verdict?(code: string, fenced: boolean): ICodeVerdict | null;
 }
 
-/** The bar of buttons under a code block whose source is `code`; null for blank code. */
+/**
+ * What a code block may be offered as: refused for lines of a Markdown list whatever the
+ * server said (an older answer or a chat from a file has no verdicts), else the server's
+ * verdict; an indented block without one is refused (it may be prose the lexer drew as code).
+ */
+export function blockVerdict(
+  code: string,
+  fenced: boolean,
+  handlers: ICodeBlockHandlers
+): ICodeVerdict | null {
+  if (markdownList(code)) {
+    return { runnable: false, problem: LIST_PROBLEM };
+  }
+  const verdict = handlers.verdict?.(code, fenced) ?? null;
+  if (!verdict && !fenced) {
+    return { runnable: false, problem: UNCHECKED_PROBLEM };
+  }
+  return verdict;
+}
+
+/**
+ * The bar of buttons under a code block whose source is `code` (`fenced` false: indented);
+ * null for blank code.
+ */
 export function codeButtons(
   code: string,
-  handlers: ICodeBlockHandlers
+  handlers: ICodeBlockHandlers,
+  fenced = true
 ): HTMLElement | null {
   if (!code.trim()) {
     return null;
@@ -42,7 +84,7 @@ export function codeButtons(
     role: 'group',
     'aria-label': 'Code actions'
   });
-  const verdict = handlers.verdict?.(code) ?? null;
+  const verdict = blockVerdict(code, fenced, handlers);
   const insert = button(
     'jp-Chapyter-codeAction',
     'Insert below',

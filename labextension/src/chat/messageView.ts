@@ -11,7 +11,11 @@ import { codeBlockKey } from '../contract';
 import { CodeActions } from './actions';
 import { usageText } from '../common/usage';
 import { AnswerView } from './answer';
-import { ICodeBlockHandlers, REVIEW_HOLD } from './codeBlocks';
+import {
+  ICodeBlockHandlers,
+  REVIEW_HOLD,
+  UNCHECKED_PROBLEM
+} from './codeBlocks';
 import { element } from '../common/dom';
 import {
   author,
@@ -258,7 +262,15 @@ export class MessageView {
       reviewNote: note,
       verdict: code => {
         const key = codeBlockKey(code);
-        return checks.find(check => check.block_id === key) ?? null;
+        const found = checks.find(check => check.block_id === key);
+        // The server checks every block it draws as code: in an answer it checked, a block
+        // it did not read the way the browser does is not offered either.
+        return (
+          found ??
+          (checks.length
+            ? { runnable: false, problem: UNCHECKED_PROBLEM }
+            : null)
+        );
       },
       applyOffer: code =>
         this._panel.codeOffer?.(code, {

@@ -15,6 +15,7 @@ import { usageText } from '../common/usage';
 import { IChatCodeOrigin } from '../contract';
 import { CodeActions } from './actions';
 import { ContextChip } from './contextChip';
+import { holdFocus } from './focus';
 import { drawEmpty, REVIEW_NOTE } from './emptyState';
 import { ChatExtension } from './extension';
 import { MessageView } from './messageView';
@@ -228,9 +229,9 @@ export class ChatPanel extends Widget {
     return this.extension.codeOffer(code, origin);
   }
 
-  /** Put the cursor in the input. */
+  /** Put the cursor in the input (and keep it there while the palette closes). */
   focusInput(): void {
-    this._input.focus();
+    holdFocus(this._input, this.node);
   }
 
   /** The review-first line for the model of `message`, or null when its code may run. */
@@ -331,10 +332,10 @@ export class ChatPanel extends Widget {
       this._mode?.changed.disconnect(this._onModeChanged, this);
       this._mode = mode;
       this._modeControls?.node.remove();
-      // A mode's controls (agent mode) sit right above the input.
+      // A mode's controls (agent mode) sit right below the input, after it in tab order.
       this._modeControls = mode ? mode.controls() : null;
       if (this._modeControls) {
-        this._inputRow.before(this._modeControls.node);
+        this._inputRow.after(this._modeControls.node);
       }
       mode?.changed.connect(this._onModeChanged, this);
     }

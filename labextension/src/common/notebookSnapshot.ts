@@ -8,8 +8,9 @@
  * (`kernelRead.ts`), whose user expression calls `chapyter_ext.context.describe_variables`.
  */
 
-import { ICodeCellModel } from '@jupyterlab/cells';
+import { ICellModel } from '@jupyterlab/cells';
 import {
+  INotebookModel,
   INotebookTracker,
   NotebookActions,
   NotebookPanel
@@ -17,11 +18,9 @@ import {
 import { Kernel } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { CellIndex, snapshotCells } from './cellIndex';
 import { readVariableList } from './kernelRead';
 import {
-  findLastError,
-  ICellOutputs,
-  ICellSnapshot,
   IChatContext,
   IContextPreview,
   INotebookSnapshot,
@@ -54,11 +53,6 @@ export interface ISnapshotServer {
 /** How long the chat waits for a busy kernel before using what it read last time. */
 const VARIABLES_TIMEOUT_MS = 2500;
 
-function cellSnapshot(panel: NotebookPanel, index: number): ICellSnapshot {
-  const model = panel.content.model!.cells.get(index);
-  return { index, type: model.type, source: model.sharedModel.getSource() };
-}
-
 function selectedText(panel: NotebookPanel): string {
   const editor = panel.content.activeCell?.editor;
   if (!editor) {
@@ -73,26 +67,6 @@ function selectedText(panel: NotebookPanel): string {
   return editor.model.sharedModel
     .getSource()
     .slice(Math.min(from, to), Math.max(from, to));
-}
-
-function cellOutputs(panel: NotebookPanel): ICellOutputs[] {
-  const cells = panel.content.model!.cells;
-  const result: ICellOutputs[] = [];
-  for (let index = 0; index < cells.length; index++) {
-    const cell = cells.get(index);
-    if (cell.type !== 'code') {
-      continue;
-    }
-    const code = cell as ICodeCellModel;
-    const outputs = [];
-    for (let i = 0; i < code.outputs.length; i++) {
-      outputs.push(
-        code.outputs.get(i).toJSON() as ICellOutputs['outputs'][number]
-      );
-    }
-    result.push({ index, executionCount: code.executionCount, outputs });
-  }
-  return result;
 }
 
 function kernelLanguage(panel: NotebookPanel): string {
@@ -113,6 +87,7 @@ export class NotebookContextCollector {
   ) {
     this.settings = settings;
     _tracker.currentChanged.connect(this._emit, this);
+    _tracker.currentChanged.connect(this._warm, this);
     _tracker.activeCellChanged.connect(this._emit, this);
     NotebookActions.executed.connect(this._onExecuted, this);
     _tracker.widgetAdded.connect((_, panel) => {
@@ -148,36 +123,23 @@ export class NotebookContextCollector {
       return null;
     }
     const notebook = panel.content;
-    const count = model.cells.length;
     const activeIndex = notebook.activeCell ? notebook.activeCellIndex : -1;
-    const neighbours = Math.max(0, this.settings.neighbourCells);
-    const above: ICellSnapshot[] = [];
-    const below: ICellSnapshot[] = [];
-    if (activeIndex >= 0) {
-      for (
-        let i = Math.max(0, activeIndex - neighbours);
-        i < activeIndex;
-        i++
-      ) {
-        above.push(cellSnapshot(panel, i));
-      }
-      for (
-        let i = activeIndex + 1;
-        i <= Math.min(count - 1, activeIndex + neighbours);
-        i++
-      ) {
-        below.push(cellSnapshot(panel, i));
-      }
-    }
+    // The active cell, its neighbours and the last error, read without walking every cell.
+    const cells = snapshotCells(
+      model,
+      this._cellIndex(model),
+      activeIndex,
+      Math.max(0, this.settings.neighbourCells)
+    );
     const language = kernelLanguage(panel);
     return {
       path: panel.context.path,
-      cell_count: count,
-      active: activeIndex >= 0 ? cellSnapshot(panel, activeIndex) : null,
-      above,
-      below,
+      cell_count: model.cells.length,
+      active: cells.active,
+      above: cells.above,
+      below: cells.below,
       selection: selectedText(panel),
-      last_error: findLastError(cellOutputs(panel)),
+      last_error: cells.last_error,
       variables: this.settings.includeVariables
         ? await this.variables(panel)
         : null,
@@ -194,6 +156,19 @@ export class NotebookContextCollector {
     }
     const budget = await this._budget();
     return this._variables.get(kernel.id, () => readVariables(kernel, budget));
+  }
+
+  /** The cell index of a notebook model, made (and counted) the first time it is asked for. */
+  private _cellIndex(model: INotebookModel): CellIndex {
+    let index = this._cellIndexes.get(model);
+    if (!index) {
+      const shared = model.sharedModel;
+      index = new CellIndex(model, cell =>
+        shared.cells.indexOf((cell as ICellModel).sharedModel)
+      );
+      this._cellIndexes.set(model, index);
+    }
+    return index;
   }
 
   /** The server's context budget (asked once; again after a failure), or null. */
@@ -226,6 +201,17 @@ export class NotebookContextCollector {
     this._emit();
   }
 
+  /** Count the cells of the notebook that became current, before any request needs them. */
+  private _warm(): void {
+    const panel = this._tracker.currentWidget;
+    void panel?.context.ready.then(() => {
+      const model = panel.content.model;
+      if (model && !panel.isDisposed) {
+        this._cellIndex(model).warm();
+      }
+    });
+  }
+
   private _onKernel(): void {
     this._variables.clear();
     this._emit();
@@ -256,6 +242,7 @@ export class NotebookContextCollector {
     this._emit()
   );
   private _changed = new Signal<this, void>(this);
+  private _cellIndexes = new WeakMap<INotebookModel, CellIndex>();
   private _budgetRead: Promise<number | null> | null = null;
 }
 

@@ -7,6 +7,8 @@
  * the wire's (snake_case), so the snapshot is sent as it is.
  */
 
+import { ownPrompts } from '../cellNames';
+
 /** A cell, as the snapshot carries it. */
 export interface ICellSnapshot {
   /** Position in the notebook, from 0. */
@@ -15,12 +17,19 @@ export interface ICellSnapshot {
   type: string;
   /** Its source. */
   source: string;
+  /**
+   * The execution count JupyterLab shows beside it (`[4]:`) when no other cell shows the
+   * same, else null: the server names it "cell [4]" then, as the UI does (cellNames.ts).
+   */
+  prompt?: number | null;
 }
 
 /** The most recent error output of the notebook. */
 export interface IErrorSnapshot {
   /** Position of the cell that shows it, from 0. */
   cell_index: number;
+  /** That cell's own execution count ({@link ICellSnapshot.prompt}), else null. */
+  cell_prompt?: number | null;
   /** Exception class name. */
   ename: string;
   /** Exception message. */
@@ -143,11 +152,15 @@ export const OWN_ERROR_NAMES: readonly string[] = ['ChapyterError'];
 
 /** The error shown by the cell run last, or null; chapyter-ext's own errors are skipped. */
 export function findLastError(
-  cells: readonly ICellOutputs[]
+  cells: readonly ICellOutputs[],
+  // Each cell's own prompt, when `cells` are not the whole notebook (cellIndex.ts).
+  prompts: readonly (number | null)[] = ownPrompts(
+    cells.map(cell => cell.executionCount)
+  )
 ): IErrorSnapshot | null {
   let best: IErrorSnapshot | null = null;
   let bestCount = -Infinity;
-  for (const cell of cells) {
+  for (const [at, cell] of cells.entries()) {
     for (const output of cell.outputs) {
       if (output.output_type !== 'error') {
         continue;
@@ -161,6 +174,7 @@ export function findLastError(
         bestCount = count;
         best = {
           cell_index: cell.index,
+          cell_prompt: prompts[at],
           ename,
           evalue: String(output.evalue ?? ''),
           traceback: Array.isArray(output.traceback)

@@ -29,7 +29,8 @@ import {
   IVariable
 } from './logic';
 import { streamCompletion } from './client';
-import { readNames } from './kernelNames';
+import { readKeywords, readNames } from './kernelNames';
+import { Accepted, KeywordCache } from './keywords';
 import { ChapyterInlineProvider, INotebookSource } from './provider';
 
 /** The plugin's id. */
@@ -38,6 +39,11 @@ export const COMPLETION_PLUGIN_ID = 'chapyter-ext:inline-completion';
 const VARIABLES_WAIT_MS = 100;
 /** Quiet time after the last cell run before the names are read again (ms). */
 const READ_AFTER_RUN_MS = 1000;
+/**
+ * How long a suggestion's keyword waits for its callee's signature (ms): a kernel busy with
+ * a cell answers later (into the cache), and the keyword is kept meanwhile.
+ */
+const KEYWORDS_WAIT_MS = 250;
 
 function language(panel: NotebookPanel): string {
   const info = panel.content.model?.getMetadata('language_info') as
@@ -53,6 +59,7 @@ class NotebookSource implements INotebookSource {
         const kernel = panel.sessionContext.session?.kernel;
         if (panel.content === args.notebook && kernel) {
           this._variables.markStale(kernel.id);
+          this._keywords.get(kernel.id)?.clear();
           // Read once the notebook has stopped running cells (a generated cell runs right
           // after its prompt cell; a read between them would delay its output), while the
           // user reads the output: the next suggestion finds the names ready.
@@ -125,6 +132,35 @@ class NotebookSource implements INotebookSource {
     return this._variables.get(kernel.id, () => readNames(kernel));
   }
 
+  async accepted(
+    widget: Widget,
+    callees: string[]
+  ): Promise<Map<string, Accepted>> {
+    const kernel =
+      widget instanceof NotebookPanel
+        ? widget.sessionContext.session?.kernel
+        : null;
+    const lang = widget instanceof NotebookPanel ? language(widget) : '';
+    if (!kernel || (lang && lang.toLowerCase() !== 'python')) {
+      return new Map();
+    }
+    let cache = this._keywords.get(kernel.id);
+    if (!cache) {
+      cache = new KeywordCache(found => readKeywords(kernel, found));
+      this._keywords.set(kernel.id, cache);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<Map<string, Accepted>>(resolve => {
+      timer = setTimeout(() => resolve(new Map()), KEYWORDS_WAIT_MS);
+    });
+    try {
+      return await Promise.race([cache.get(callees), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private _keywords = new Map<string, KeywordCache>();
   private _variables = new VariablesCache(VARIABLES_WAIT_MS, () => undefined);
   private _reads = new Map<string, ReturnType<typeof setTimeout>>();
 }

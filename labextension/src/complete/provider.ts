@@ -3,7 +3,10 @@
  * the keystrokes, shows the ghost text and accepts it with Tab; this provider asks the server
  * (`POST chapyter-ext/complete`) and streams the suggestion into it. Typing on aborts the
  * request (the server then closes its upstream call); one request is in flight per notebook.
- * Failures never show in the editor: they go to the {@link FailureTracker}.
+ * Failures never show in the editor: they go to the {@link FailureTracker}. A keyword argument
+ * is shown only once its callee's signature was read from the kernel (./keywords: the calls
+ * open at the cursor are read while the server is asked); one the callee does not accept ends
+ * the suggestion before its line.
  */
 
 import type {
@@ -16,6 +19,7 @@ import type {
 import type { JSONValue } from '@lumino/coreutils';
 import type { Widget } from '@lumino/widgets';
 
+import { Accepted, IGateResult, KeywordGate } from './keywords';
 import {
   CompletionEvent,
   composeRequest,
@@ -37,6 +41,11 @@ export interface INotebookSource {
   ): Promise<IRequestParts | null>;
   /** Call `onChange` when the active cell's text changes; returns how to stop. */
   watch(widget: Widget, onChange: () => void): () => void;
+  /**
+   * What `callees` accept as keywords, read in the widget's kernel within a short wait; a
+   * callee missing from the answer is unknown (its calls are kept). Absent: all unknown.
+   */
+  accepted?(widget: Widget, callees: string[]): Promise<Map<string, Accepted>>;
 }
 
 /** Asks the server for a suggestion: `streamCompletion` of ./client (tests give another). */
@@ -54,10 +63,64 @@ const AUTOMATIC = 1;
 /** The default delay after the last key (JupyterLab's `debouncerDelay`), in ms. */
 export const DEFAULT_DEBOUNCE_MS = 300;
 
+/** One suggestion: the text received, the part shown, and its keywords' gate. */
+class Suggestion {
+  constructor(
+    readonly gate: KeywordGate,
+    private _ask: (callees: string[]) => Promise<Map<string, Accepted>>
+  ) {
+    const open = gate.openCallees();
+    if (open.length) {
+      void this._read(open); // while the server is asked
+    }
+  }
+
+  /** All of the suggestion received so far. */
+  text = '';
+  /** What is shown (only ever grows). */
+  shown = '';
+
+  /** Judge the text received (`final`: it is whole); whether a keyword ended it. */
+  async advance(final: boolean): Promise<boolean> {
+    let result: IGateResult;
+    for (;;) {
+      result = this.gate.judge(this.text, c => this._verdicts.get(c), final);
+      if (!result.pending.length) {
+        break;
+      }
+      await this._read(result.pending);
+    }
+    const visible = this.text.slice(0, result.visible);
+    if (visible.length > this.shown.length && visible.startsWith(this.shown)) {
+      this.shown = visible;
+    }
+    return result.rejected !== null;
+  }
+
+  private _read(callees: string[]): Promise<void> {
+    const wanted = callees.filter(c => !this._reading.has(c));
+    if (wanted.length) {
+      const reading = this._ask(wanted).then(
+        found =>
+          wanted.forEach(c => this._verdicts.set(c, found.get(c) ?? null)),
+        () => wanted.forEach(c => this._verdicts.set(c, null))
+      );
+      wanted.forEach(c => this._reading.set(c, reading));
+    }
+    return Promise.all(callees.map(c => this._reading.get(c))).then(
+      () => undefined
+    );
+  }
+
+  private _verdicts = new Map<string, Accepted>();
+  private _reading = new Map<string, Promise<void>>();
+}
+
 interface IStreaming {
   events: AsyncGenerator<CompletionEvent>;
-  text: string;
+  suggestion: Suggestion;
   finish: () => void;
+  stop: () => void;
 }
 
 /** The inline completion provider. */
@@ -132,31 +195,46 @@ export class ChapyterInlineProvider implements IInlineCompletionProvider {
       this._inFlight.finish(editor, controller);
     };
     const events = this._stream(body, controller.signal);
-    let text = '';
+    const widget = context.widget;
+    const suggestion = new Suggestion(
+      new KeywordGate(body.prefix, body.suffix),
+      callees =>
+        this._source.accepted?.(widget, callees) ?? Promise.resolve(new Map())
+    );
+    // A keyword the callee does not take: the rest is of no use, close the upstream call.
+    const stop = () => {
+      finish();
+      controller.abort();
+      void events.return(undefined);
+    };
     try {
       for (;;) {
         const next = await events.next();
-        if (next.done) {
+        const event = next.done ? null : next.value;
+        if (!event || event.type === 'done') {
+          if (event) {
+            suggestion.text = event.text || suggestion.text;
+            this.failures.succeeded();
+          }
           finish();
-          return this._items(text, false);
+          await suggestion.advance(true);
+          return this._items(suggestion.shown, false);
         }
-        const event = next.value;
         if (event.type === 'error') {
           finish();
           this.failures.failed(event.kind, event.message);
           return { items: [] };
         }
-        if (event.type === 'done') {
-          finish();
-          this.failures.succeeded();
-          return this._items(event.text || text, false);
+        suggestion.text += event.text;
+        if (await suggestion.advance(false)) {
+          stop();
+          return this._items(suggestion.shown, false);
         }
-        text += event.text;
-        if (text) {
+        if (suggestion.shown) {
           // The first piece: show it now, the rest streams in.
           const token = `chapyter-${++this._tokens}`;
-          this._streams.set(token, { events, text, finish });
-          return this._items(text, true, token);
+          this._streams.set(token, { events, suggestion, finish, stop });
+          return this._items(suggestion.shown, true, token);
         }
       }
     } catch (error) {
@@ -177,14 +255,29 @@ export class ChapyterInlineProvider implements IInlineCompletionProvider {
       return;
     }
     this._streams.delete(token);
+    const suggestion = streaming.suggestion;
     try {
       for await (const event of streaming.events) {
         if (event.type === 'token') {
-          streaming.text += event.text;
-          yield { response: { insertText: streaming.text } };
+          const before = suggestion.shown;
+          suggestion.text += event.text;
+          const ended = await suggestion.advance(false);
+          if (suggestion.shown !== before) {
+            yield { response: { insertText: suggestion.shown } };
+          }
+          if (ended) {
+            streaming.stop();
+            break;
+          }
         } else if (event.type === 'done') {
           this.failures.succeeded();
-          break;
+          const before = suggestion.shown;
+          suggestion.text = event.text || suggestion.text;
+          await suggestion.advance(true);
+          if (suggestion.shown !== before) {
+            yield { response: { insertText: suggestion.shown } };
+          }
+          return;
         } else {
           // Silent in the editor: the suggestion stays as far as it got.
           this.failures.failed(event.kind, event.message);

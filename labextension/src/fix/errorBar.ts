@@ -1,15 +1,18 @@
 /**
  * Fix and Explain by every error output: a small bar inserted after the outputs of each code
- * cell whose outputs hold an error, kept in step as outputs change.
+ * cell whose outputs hold an error, kept in step as outputs change. chapyter-ext's own
+ * failure line (a `%%ai` whose model call failed) gets "Ask again" instead.
  */
 
 import { Cell, CodeCell } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
-import { PanelLayout, Widget } from '@lumino/widgets';
+import { PanelLayout } from '@lumino/widgets';
 
-import { button, element } from '../common/dom';
+import { ErrorBar, errorBarKind } from './errorBarView';
 import { IErrorInfo } from './logic';
+
+export { ErrorBar, errorBarKind } from './errorBarView';
 
 /** What the bar's buttons do, for the cell they sit in. */
 export interface IErrorBarHandlers {
@@ -17,6 +20,8 @@ export interface IErrorBarHandlers {
   fix(panel: NotebookPanel, cell: CodeCell): void;
   /** Explain `cell`'s error in the chat. */
   explain(panel: NotebookPanel, cell: CodeCell): void;
+  /** Run `cell` (a `%%ai` cell whose model call failed) again. */
+  askAgain(panel: NotebookPanel, cell: CodeCell): void;
 }
 
 /** The last error output of a cell, if any. */
@@ -40,45 +45,6 @@ export function cellError(cell: Cell): IErrorInfo | null {
   return null;
 }
 
-/** The bar under one failing cell. */
-export class ErrorBar extends Widget {
-  /** A bar of Fix / Explain with a line for status and failures. */
-  constructor(onFix: () => void, onExplain: () => void, icons: LabIcon[]) {
-    super();
-    this.addClass('jp-Chapyter-errorActions');
-    this.node.setAttribute('role', 'group');
-    this.node.setAttribute('aria-label', 'AI actions for this error');
-    const fix = button(
-      'jp-Chapyter-errorFix',
-      'Fix',
-      'Fix',
-      icons[0] ?? null,
-      'Ask the model for a corrected version of this cell'
-    );
-    const explain = button(
-      'jp-Chapyter-errorExplain',
-      'Explain',
-      'Explain',
-      icons[1] ?? null,
-      'Explain this error in the AI Chat'
-    );
-    fix.addEventListener('click', onFix);
-    explain.addEventListener('click', onExplain);
-    this._status = element('span', 'jp-Chapyter-errorStatus', {
-      role: 'status'
-    });
-    this.node.append(fix, explain, this._status);
-  }
-
-  /** Show one line next to the buttons (empty: nothing). */
-  setStatus(text: string, failed = false): void {
-    this._status.textContent = text;
-    this._status.classList.toggle('jp-mod-error', failed);
-  }
-
-  private _status: HTMLElement;
-}
-
 const bars = new WeakMap<Cell, ErrorBar>();
 
 /** The bar of a cell, if it shows one. */
@@ -97,12 +63,22 @@ export function followErrors(
     if (cell.isDisposed) {
       return;
     }
-    const failing = cellError(cell) !== null;
-    const bar = bars.get(cell);
-    if (failing && !bar) {
+    const error = cellError(cell);
+    const kind = error ? errorBarKind(error) : null;
+    let bar = bars.get(cell);
+    if (bar && bar.kind !== kind) {
+      bar.dispose();
+      bars.delete(cell);
+      bar = undefined;
+    }
+    if (kind && !bar) {
       const created = new ErrorBar(
-        () => handlers.fix(panel, cell),
-        () => handlers.explain(panel, cell),
+        kind,
+        {
+          fix: () => handlers.fix(panel, cell),
+          explain: () => handlers.explain(panel, cell),
+          askAgain: () => handlers.askAgain(panel, cell)
+        },
         icons
       );
       const layout = cell.layout as PanelLayout;
@@ -110,9 +86,6 @@ export function followErrors(
       const at = outputs ? layout.widgets.indexOf(outputs) : -1;
       layout.insertWidget(at >= 0 ? at + 1 : layout.widgets.length, created);
       bars.set(cell, created);
-    } else if (!failing && bar) {
-      bar.dispose();
-      bars.delete(cell);
     }
   };
   const follow = () => {

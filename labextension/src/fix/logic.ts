@@ -3,8 +3,6 @@
  * define it, a line diff of a proposal, and how alike two pieces of code are. No DOM.
  */
 
-import { cellName } from '../cellNames';
-
 /** One code cell, as the finder reads the notebook. */
 export interface ICellCode {
   /** The cell's id. */
@@ -214,9 +212,4 @@ export function similarCell(
     }
   }
   return best;
-}
-
-/** The cell a user reads for a 0-based index: "the 5th cell" (never taken for `[5]`). */
-export function cellLabel(index: number): string {
-  return cellName(index + 1);
 }

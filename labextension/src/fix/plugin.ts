@@ -13,14 +13,20 @@ import {
   Notification
 } from '@jupyterlab/apputils';
 import { Cell, CodeCell } from '@jupyterlab/cells';
-import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import {
+  INotebookTracker,
+  NotebookActions,
+  NotebookPanel
+} from '@jupyterlab/notebook';
 import {
   bugIcon,
   editIcon,
   infoIcon,
-  LabIcon
+  LabIcon,
+  refreshIcon
 } from '@jupyterlab/ui-components';
 
+import { cellNameIn } from '../cellNames';
 import { IChatExtension } from '../chat/tokens';
 import { armGuard, kernelTrial, TrialOutcome } from '../common/kernelTrial';
 import { requestSha256 } from '../contract';
@@ -30,8 +36,8 @@ import {
   requestFix,
   requestFixTrial
 } from './client';
-import { cellError, errorBarOf, followErrors } from './errorBar';
-import { cellLabel, findDefiningCells, ICellCode, similarCell } from './logic';
+import { cellError, errorBarKind, errorBarOf, followErrors } from './errorBar';
+import { findDefiningCells, ICellCode, similarCell } from './logic';
 import { proposedSource } from './proposal';
 import { runAccepted } from './undoRun';
 import {
@@ -63,6 +69,14 @@ function codeCells(panel: NotebookPanel): ICellCode[] {
       index,
       source: cell.model.sharedModel.getSource()
     }));
+}
+
+/** The cell at `index` as the user reads it: "cell [4]", else "the 5th cell" (cellNames.ts). */
+function cellLabel(panel: NotebookPanel, index: number): string {
+  return cellNameIn(
+    panel.content.widgets.map(cell => cell.model),
+    index
+  );
 }
 
 function cellOf(panel: NotebookPanel, id: string): Cell | null {
@@ -186,8 +200,19 @@ function review(
   });
   insertAboveEditor(cell, widget);
   cell.disposed.connect(() => release(id));
-  panel.content.scrollToCell(cell).catch(() => undefined);
   widget.focus();
+  // Above the editor of a cell whose traceback may be a screen long, while the click was
+  // at its bottom: bring the proposal itself into view, within the notebook's scroller.
+  void panel.content
+    .scrollToCell(cell)
+    .catch(() => undefined)
+    .then(() => {
+      if (!widget.isDisposed) {
+        requestAnimationFrame(() =>
+          widget.node.scrollIntoView({ block: 'nearest' })
+        );
+      }
+    });
 }
 
 /** Ask the server and open the proposal in the cell it names. */
@@ -200,11 +225,12 @@ async function propose(
   const index = panel.content.widgets.indexOf(cell);
   const id = cell.model.id;
   if (!claim(id)) {
-    say(cell, `A proposal for ${cellLabel(index)} is already open.`);
+    say(cell, `A proposal for ${cellLabel(panel, index)} is already open.`);
     return;
   }
   const bar = errorBarOf(cell);
   bar?.setStatus('Asking the model…');
+  bar?.setBusy(body.mode === 'fix');
   let proposal: IFixProposal;
   // The chat's snapshot, as its settings say (none without the chat).
   let context: unknown = null;
@@ -217,9 +243,11 @@ async function propose(
     });
   } catch (error) {
     release(id);
+    bar?.setBusy(false);
     say(cell, (error as Error).message);
     return;
   }
+  bar?.setBusy(false);
   if (proposal.runnable === false) {
     // Nothing that passes the checks: one line, never a diff to accept.
     release(id);
@@ -232,11 +260,11 @@ async function propose(
     release(id);
     if (!claim(changed.model.id)) {
       const other = panel.content.widgets.indexOf(changed);
-      say(cell, `A proposal for ${cellLabel(other)} is already open.`);
+      say(cell, `A proposal for ${cellLabel(panel, other)} is already open.`);
       return;
     }
     bar?.setStatus(
-      `The cause is in ${cellLabel(panel.content.widgets.indexOf(changed))}: see the proposal there.`
+      `The cause is in ${cellLabel(panel, panel.content.widgets.indexOf(changed))}: see the proposal there.`
     );
   }
   if (changed.isDisposed) {
@@ -264,7 +292,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
       const error = cellError(cell);
       const index = panel.content.widgets.indexOf(cell);
       if (!error) {
-        say(cell, `There is no error to fix in ${cellLabel(index)}.`);
+        say(cell, `There is no error to fix in ${cellLabel(panel, index)}.`);
         return;
       }
       const cells = codeCells(panel);
@@ -278,7 +306,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
     };
     const explain = (panel: NotebookPanel, cell: Cell) => {
       const index = panel.content.widgets.indexOf(cell);
-      const text = `Explain why ${cellLabel(index)} failed and how to fix it.`;
+      const text = `Explain why ${cellLabel(panel, index)} failed and how to fix it.`;
       errorBarOf(cell)?.setStatus('');
       if (!chat) {
         say(cell, 'Could not ask the chat: the AI Chat is not installed.');
@@ -288,22 +316,34 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
         say(cell, `Could not ask the chat: ${(error as Error).message}`);
       });
     };
+    // A `%%ai` whose model call failed: run it alone again, which asks the model again.
+    const askAgain = (panel: NotebookPanel, cell: Cell) => {
+      errorBarOf(cell)?.setStatus('');
+      void NotebookActions.runCells(
+        panel.content,
+        [cell],
+        panel.sessionContext
+      );
+    };
     tracker.widgetAdded.connect((_, panel) => {
       void panel.context.ready.then(() =>
         followErrors(
           panel,
           {
             fix: (p, c: CodeCell) => fix(p, c),
-            explain: (p, c: CodeCell) => explain(p, c)
+            explain: (p, c: CodeCell) => explain(p, c),
+            askAgain: (p, c: CodeCell) => askAgain(p, c)
           },
-          [bugIcon, infoIcon]
+          [bugIcon, infoIcon, refreshIcon]
         )
       );
     });
 
+    // chapyter-ext's own failure line has no code to fix or explain: Ask again is offered.
     const hasError = () => {
       const cell = tracker.currentWidget?.content.activeCell;
-      return !!cell && cellError(cell) !== null;
+      const error = cell ? cellError(cell) : null;
+      return !!error && errorBarKind(error) === 'code';
     };
     const describedBy = {
       args: {
@@ -375,14 +415,17 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
         const { panel, cell } = found;
         const index = panel.content.widgets.indexOf(cell);
         if (isBusy(cell.model.id)) {
-          say(cell, `A proposal for ${cellLabel(index)} is already open.`);
+          say(
+            cell,
+            `A proposal for ${cellLabel(panel, index)} is already open.`
+          );
           return;
         }
         let instruction =
           typeof args.instruction === 'string' ? args.instruction : '';
         if (!instruction) {
           const answer = await InputDialog.getText({
-            title: `Edit ${cellLabel(index)} with AI`,
+            title: `Edit ${cellLabel(panel, index)} with AI`,
             placeholder: 'e.g. vectorise this, add type hints',
             okLabel: 'Propose'
           });
@@ -414,7 +457,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
         return null;
       }
       return {
-        label: `Apply to ${cellLabel(found.index)}`,
+        label: `Apply to ${cellLabel(panel, found.index)}`,
         apply: () => {
           const cell = cellOf(panel, found.id);
           if (!cell) {
@@ -423,7 +466,7 @@ const fixPlugin: JupyterFrontEndPlugin<void> = {
           if (!claim(found.id)) {
             say(
               cell,
-              `A proposal for ${cellLabel(found.index)} is already open.`
+              `A proposal for ${cellLabel(panel, found.index)} is already open.`
             );
             return;
           }

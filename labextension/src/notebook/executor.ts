@@ -45,6 +45,13 @@ import { IBatch, RunQueue } from './queue';
 import { IRetryRequest, retryNote, retryRequest } from './retry';
 import { StreamIntoCell } from './stream';
 
+/**
+ * What an up-to-date prompt shows when Run All replays it (the kernel prints it: this copy is
+ * for a notebook without a kernel); the same as `chapyter_ext.replay.REPLAY_LINE`.
+ */
+export const REPLAY_LINE =
+  '↻ replayed: no model was asked; the saved code in the cell below runs as it is (Shift+Enter on this cell alone asks again)';
+
 /** Runs prompt cells and their generated cells; every other cell as JupyterLab would. */
 export class PromptCellExecutor implements INotebookCellExecutor {
   /** Needed to reach cell widgets; set by the notebook plugin once the tracker exists. */
@@ -284,24 +291,55 @@ export class PromptCellExecutor implements INotebookCellExecutor {
     generated: ICellModel
   ): Promise<boolean> {
     const { cell } = options;
-    const model = cell.model as ICodeCellModel;
-    // Not in a shared-model transaction: the outputs model mirrors the transaction's delta
-    // once it ends, and that removed the note just added (it never showed).
-    model.outputs.clear();
-    model.outputs.add({
-      output_type: 'stream',
-      name: 'stdout',
-      text:
-        '↻ Up to date: replaying the generated cell below without asking the model ' +
-        '(Regenerate, or Shift+Enter on this cell alone, asks again).\n'
-    });
-    model.executionCount = null;
+    if (!(await this._replayInKernel(options))) {
+      // No kernel to ask: the same line, without an execution count.
+      const model = cell.model as ICodeCellModel;
+      // Not in a shared-model transaction: the outputs model mirrors the transaction's delta
+      // once it ends, and that removed the note just added (it never showed).
+      model.outputs.clear();
+      model.outputs.add({
+        output_type: 'stream',
+        name: 'stdout',
+        text: REPLAY_LINE + '\n'
+      });
+      model.executionCount = null;
+    }
     options.onCellExecuted({ cell, success: true });
     if (batch.cellIds.has(generated.id)) {
       return true;
     }
     const widget = this._cellWidget(options.notebook, generated);
     return widget ? defaultRunCell({ ...options, cell: widget }) : true;
+  }
+
+  /**
+   * Run the up-to-date prompt in the kernel with the replay marker: the magic prints the
+   * replay line (the wording batch runs print) and asks no model, and the cell gets an
+   * execution count like any cell that ran, so a replayed prompt never shows `[ ]:`.
+   * False when no kernel could answer (none, restarting, or no `%%ai` in it).
+   */
+  private async _replayInKernel(
+    options: INotebookCellExecutor.IRunCellOptions
+  ): Promise<boolean> {
+    const { cell, sessionContext } = options;
+    if (
+      !sessionContext ||
+      sessionContext.hasNoKernel ||
+      sessionContext.isTerminating ||
+      sessionContext.pendingInput
+    ) {
+      return false;
+    }
+    options.onCellExecutionScheduled({ cell });
+    try {
+      const reply = await CodeCell.execute(cell as CodeCell, sessionContext, {
+        recordTiming: options.notebookConfig.recordTiming,
+        [FRONTEND_MARKER]: { version: 1, replay: true }
+      });
+      return reply?.content.status === 'ok';
+    } catch {
+      return false;
+    }
   }
 
   private _select(notebook: INotebookModel, model: ICellModel): void {

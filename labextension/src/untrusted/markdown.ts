@@ -68,6 +68,8 @@ export interface ICodeNode {
   code: string;
   /** The fence's language, or "". */
   language: string;
+  /** Whether it was fenced (false: indented four columns). */
+  fenced: boolean;
 }
 
 /** A link; `href` null when its address may not be opened (it is shown as text). */
@@ -244,7 +246,8 @@ function block(token: Token, base: string): MarkdownNode[] {
         {
           kind: 'code',
           code: code.text,
-          language: (code.lang ?? '').trim().split(/\s+/)[0] ?? ''
+          language: (code.lang ?? '').trim().split(/\s+/)[0] ?? '',
+          fenced: code.codeBlockStyle !== 'indented'
         }
       ];
     }
@@ -398,4 +401,20 @@ export function codeBlocks(nodes: readonly MarkdownNode[]): ICodeNode[] {
   };
   walk(nodes);
   return found;
+}
+
+/** A line of a Markdown list as a model writes one: a bullet or a number, a space, then text. */
+const LIST_LINE = /^[ \t]*(?:[-*+\u2022]|\d{1,9}[.)])[ \t]+\S/;
+
+/**
+ * Whether every line of `code` but blank and `#` comment lines is a Markdown list item
+ * (`- 12.`, `3. mean`): a list, not code, even where it parses as Python (`- 12.` does). The
+ * server's rule too (`chapyter_ext/parsing/code_blocks.py`, `markdown_list`), both tested
+ * against `tests/vectors/code_blocks.json`.
+ */
+export function markdownList(code: string): boolean {
+  const lines = code
+    .split('\n')
+    .filter(line => line.trim() && !line.trimStart().startsWith('#'));
+  return lines.length > 0 && lines.every(line => LIST_LINE.test(line));
 }

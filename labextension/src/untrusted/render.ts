@@ -10,8 +10,11 @@ import { IImageNode, MarkdownNode } from './markdown';
 
 /** What {@link renderMarkdown} needs from its caller. */
 export interface IRenderHooks {
-  /** The element a code block becomes (a `<pre>`, maybe wrapped with buttons). */
-  codeBlock(code: string, language: string): HTMLElement;
+  /**
+   * The element a code block becomes (a `<pre>`, maybe wrapped with buttons); `fenced` false
+   * for a block indented four columns.
+   */
+  codeBlock(code: string, language: string, fenced: boolean): HTMLElement;
 }
 
 /** What {@link renderMarkdown} made that still needs work once in the page. */
@@ -147,7 +150,7 @@ function build(node: MarkdownNode, hooks: IRenderHooks, out: IRendered): Node {
     case 'text':
       return document.createTextNode(node.text);
     case 'code':
-      return hooks.codeBlock(node.code, node.language);
+      return hooks.codeBlock(node.code, node.language, node.fenced);
     case 'html': {
       const raw = document.createElement(node.block ? 'div' : 'span');
       raw.className = 'jp-Chapyter-rawHtml';
