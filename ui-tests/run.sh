@@ -6,8 +6,8 @@
 #
 # Needs: chapyter-ext installed (editable) with its labextension built in the Python
 # environment (../.venv by default, or CHAPYTER_UI_PYTHON), and Chromium at /usr/bin/chromium
-# (or CHAPYTER_UI_CHROMIUM). Ports 18811, 18812, 18813 and 18814 (CHAPYTER_UI_LAB_PORT,
-# CHAPYTER_UI_LLM_PORT, CHAPYTER_UI_LOCAL_LAB_PORT and the one after it).
+# (or CHAPYTER_UI_CHROMIUM). Ports 18811 to 18815 (CHAPYTER_UI_LAB_PORT, CHAPYTER_UI_LLM_PORT,
+# CHAPYTER_UI_LOCAL_LAB_PORT and the two after it).
 # Screenshots, logs and the HTML report go to ui-tests/artifacts/ (or CHAPYTER_UI_ARTIFACTS).
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -29,7 +29,13 @@ const PRICES = [
 ].join('\n');
 
 test.describe('the bundled model and the user data', () => {
-  ownLab({ name: 'first-hour-bundled', port: ownLabPort(), model: 'bundled' });
+  ownLab({
+    name: 'first-hour-bundled',
+    // Its own port: Playwright may start the next file's server (local-model's, on
+    // ownLabPort()) before this one's afterAll has stopped it.
+    port: ownLabPort() + 2,
+    model: 'bundled'
+  });
 
   test('"%%ai rows of prices where qty > 1" leaves prices as it was and shows the rows', async ({
     lab
