@@ -25,6 +25,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from chapyter_ext.config import Chapyter
 from chapyter_ext.redact import Redactor
 from chapyter_ext.server.contents_events import ContentsBridge
 from chapyter_ext.server.history import ChatHistoryStore, ChatMessage, HistoryWorker, new_id
@@ -72,9 +73,8 @@ def main() -> None:
         history = HistoryWorker(store)
         model = {"type": "notebook", "content": {"metadata": {}, "cells": []}}
         for save_chat, name in ((False, "hook off"), (True, "hook on ")):
-            bridge = ContentsBridge(
-                history, None, save_chat=save_chat, max_bytes=262_144, redactor=Redactor()
-            )
+            settings = Chapyter(save_chat_in_notebook=save_chat, save_chat_max_bytes=262_144)
+            bridge = ContentsBridge(history, None, settings, redactor=Redactor())
             bridge._connected = True  # as connect() leaves it, without a contents manager
             hook = median_ms(partial(bridge.pre_save, model, "nb/notebook-7.ipynb"), args.repeat)
             print(f"{name}: {hook:8.3f} ms per save ({args.messages} messages)")

@@ -140,8 +140,7 @@ def _services():
     chat = ChatService(
         registry,
         None,  # type: ignore[arg-type]  # the Fix path keeps no history
-        context_budget=settings.context_budget,
-        prompt_style=settings.prompt_style,
+        settings,
     )
     return registry, chat
 

@@ -53,22 +53,24 @@ SERVER = "ChapyterExtApp"
 #: In ``Chapyter.locked``: every setting the system-wide files set (``Chapyter`` and ``SERVER``).
 EVERY = "*"
 
-#: Settings with an order: each tuple runs from strictest to loosest.
-_ORDERED = {
-    "agent_policy": ("ask", "risky", "never"),
-    "run_policy": ("ask", "risky", "never"),
-}
-#: Caps: a lower value is stricter.
-_CAPS = frozenset(
-    {"agent_max_steps", "agent_local_max_steps", "agent_time_limit", "agent_result_chars"}
-    | {"fix_retries", "trial_time_limit", "trial_memory_mb"}
-)
-#: Switches whose strict position is the one given (trials on: unproven code is tried first;
-#: a feature off: nobody uses it).
-_STRICT_SWITCHES = {
-    "trials": True,
-    **dict.fromkeys(("chat", "agent", "inline_completion", "mcp"), False),
-}
+#: A ``Chapyter`` trait's ``lock`` metadata says which user values a lock still allows:
+#: ``"lower"`` (a cap: a lower value is stricter), ``"on"`` / ``"off"`` (a switch whose strict
+#: position is that one: trials on, a feature off), or the words from strictest to loosest
+#: (``("ask", "risky", "never")``). Without it a locked setting keeps the administrator's value.
+_SWITCHES = {"on": True, "off": False}
+
+
+def _lock(name: str) -> Any:
+    from .config_values import setting_tag
+
+    return setting_tag(name, "lock")
+
+
+def _order(name: str) -> tuple[str, ...]:
+    lock = _lock(name)
+    return tuple(lock) if isinstance(lock, (tuple, list)) else ()
+
+
 #: Settings whose values are never shown (a dict shows its keys only, whatever it is).
 _SECRET = frozenset({"api_key", "extra_headers"})
 #: The config files whose sections count (server, any Jupyter app, IPython, kernels).
@@ -91,20 +93,21 @@ def stricter(name: str, value: Any, floor: Any) -> Any:
     For a setting without an order (a model name, a URL, a list, a dict) only ``floor`` itself
     is allowed.
     """
-    if name in _ORDERED:
-        order = _ORDERED[name]
+    lock = _lock(name)
+    if _order(name):
+        order = _order(name)
         rank = {word: i for i, word in enumerate(order)}
         given = str(value).lower()
         if given in rank and rank[given] <= rank.get(str(floor).lower(), len(order)):
             return given
         return floor
-    if name in _CAPS:
+    if lock == "lower":
         try:
             return min(value, floor)
         except TypeError:
             return floor
-    if name in _STRICT_SWITCHES:
-        return value if value == _STRICT_SWITCHES[name] else floor
+    if lock in _SWITCHES:
+        return value if value == _SWITCHES[lock] else floor
     return floor
 
 
@@ -123,13 +126,13 @@ def shown(name: str, value: Any) -> str | None:
 
 def _describe(name: str, floor: Any) -> str:
     """How a lock of ``name`` at ``floor`` reads: ``at least 'risky' (not 'never')``."""
-    order = _ORDERED.get(name, ())
+    order = _order(name)
     if str(floor).lower() in order:
         looser = order[order.index(str(floor).lower()) + 1 :]
         if looser:
             return f"at least {floor!r} (not {' or '.join(map(repr, looser))})"
         return f"{floor!r}"
-    if name in _CAPS:
+    if _lock(name) == "lower":
         return f"at most {floor!r}"
     return shown(name, floor) or ""
 

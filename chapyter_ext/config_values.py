@@ -8,24 +8,29 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from traitlets import Dict, TraitError, Unicode
+from traitlets import Dict, Int, TraitError, TraitType, Unicode
 
 from .redact import REDACTED
 
 __all__ = [
-    "CHECKED",
-    "CHOICES",
+    "CHECK_TAGS",
+    "FORMATS",
     "URL",
     "Secret",
     "SecretHeaders",
     "SecretUnicode",
     "SecretValues",
+    "check_server_setting",
     "check_setting",
+    "checked",
     "from_env",
     "load_each",
+    "setting_tag",
+    "setting_trait",
 ]
 
 # RFC 9110 token: what an HTTP header name may be made of.
@@ -34,44 +39,63 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 
 
-#: Settings that take one of a few words (case-insensitive).
-CHOICES = {
-    "agent_policy": ("ask", "risky", "never"),
-    "run_policy": ("never", "risky", "ask"),
-    "tool_calling": ("auto", "on", "off"),
-    "image_input": ("auto", "on", "off"),
-    "prompt_style": ("auto", "full", "small"),
-}
-
-
 #: Help of settings declared in ``Chapyter``, which has no lines to spare.
 MORE_HELP = {
-    "trials": "Before model code that the static analysis cannot prove harmless runs under "
-    "agent_policy or run_policy 'risky' or 'ask', run it once in a confined copy of the "
-    "kernel (Linux: a fork that may not write outside a scratch folder, open sockets or "
-    "start programs; it sees every variable). Under 'risky' the code then runs unasked only "
-    "if the trial tried nothing and showed nothing remote; otherwise, and under 'ask', the "
-    "approval lists what the trial tried and showed. With the bundled model, %%ai also tries "
-    "each candidate this way and offers none that raises. False: the static analysis alone "
-    "decides (and asks more).",
-    "undo_turns": "Undo: the last turns (agent, %%ai) whose kernel state is kept to restore (0 "
-    "to 50; 0: Undo removes cells only). Linux: a waiting copy-on-write fork of the kernel per "
-    "step.",
+    "local_review": "With the bundled local model, review first (messages name it 'Local "
+    "review'): %%ai inserts its code below without running it, its progress line saying it "
+    "waits for your review (%%ai --run still runs it); the chat offers Insert below instead "
+    "of Insert and run, Fix offers no Accept and run, and agent steps always ask (its code is "
+    "often wrong). False runs it at once, as with other models.",
+    "prompt_style": "The prompt for %%ai and the chat: 'full' (for capable models); 'small': "
+    "a short prompt with a few worked examples, only the variables (names, types, columns) "
+    "as context, answers of at most 128 tokens (with the bundled model a llama.cpp grammar "
+    "makes each one code block of at most two lines), each checked against the kernel (names "
+    "and columns exist, no made-up data, the name the request asks for is defined, an "
+    "existing variable is not overwritten unless the request asks to change it, the result "
+    "is shown) and up to 3 asked for; the chat's code blocks get the same new name and last "
+    "line, and in the chat 'small' is a short system prompt, a compact context, the last two "
+    "messages and replies of at most 256 tokens. 'auto': small for the bundled local model, "
+    "full otherwise.",
+    "run_policy": "%%ai and Fix/Edit (messages name it 'Run policy'): when to hold the "
+    "model's code for your review instead of running it at once: 'never' (run, as Chapyter "
+    "does), 'risky' (the same analysis and trial runs as agent_policy's 'risky': code a "
+    "static analysis cannot prove only computes, reads and plots, e.g. it writes or deletes "
+    "files, opens the network, runs shell commands or calls something not known to be safe, "
+    "runs only if its trial tried nothing; else it lands below unrun and the prompt cell "
+    "gives the one-line reason; a Fix proposal is tried when you click Accept and run, and "
+    "one with a named harm offers Accept only) or 'ask' (hold every answer).",
+    "trials": "Trial runs (see docs/trials.md): before model code that the static analysis "
+    "cannot prove harmless runs under agent_policy or run_policy 'risky' or 'ask', run it "
+    "once in a confined copy of the kernel (Linux: a fork that may not write outside a "
+    "scratch folder, open sockets or start programs; it sees every variable). Under 'risky' "
+    "the code then runs unasked only if the trial tried nothing and showed nothing remote; "
+    "otherwise, and under 'ask', the approval card lists what the trial tried and would "
+    "show. With the bundled model, %%ai also tries each candidate this way and offers none "
+    "that raises. False: the static analysis alone decides (and asks more).",
+    "max_tokens": "Upper bound on the tokens of one answer.",
+    "timeout": "Seconds to wait for the endpoint before giving up (also between the chunks "
+    "of a streamed answer).",
+    "max_retries": "Retries after a 429, a 5xx or a dropped connection (honouring Retry-After).",
+    "undo_turns": "Undo (see docs/undo.md): the last turns (agent, %%ai, Fix's Accept and "
+    "run) whose kernel state is kept to restore (0 to 50; 0: Undo removes cells only). "
+    "Linux: a waiting copy-on-write fork of the kernel per step.",
     "undo_memory_mb": "Undo: megabytes the kept states may hold (64 to 1048576): the pages they "
     "hold that the kernel no longer shares (it changed them since), each counted once; the "
     "oldest turns are dropped first.",
+    "kernel_keys": "Server setting: give kernels the endpoint's key, as before. By default a "
+    "kernel the server starts holds no key (OPENAI_API_KEY and any variable holding a "
+    "configured secret are left out of its environment) but a credential good only for the "
+    "server's model route while it runs, so %%ai calls the model through the server (see "
+    "SECURITY.md, keys never leave the server). True for notebooks whose own code calls a "
+    "model SDK with the key; %ai status then says the kernel holds one.",
+    "warm_up": "%load_ext starts a background thread that imports the openai SDK, builds the "
+    "HTTP client and primes the kernel summary, so that the first %%ai does not wait for "
+    "them. The server does the same on a hint, not at start (an idle server holds about 34 MB "
+    "less): when the page first shows the chat (POST chapyter-ext/warm) or a kernel it "
+    "started loads the extension (POST chapyter-ext/v1/warm); without a hint the first "
+    "request loads it, off the event loop. It never starts the bundled local model nor sends "
+    "a model a request; False: only the first request loads it.",
 }
-
-
-#: The other settings :func:`check_setting` checks when they are set.
-CHECKED = (
-    *("model", "base_url", "api_key", "temperature", "max_tokens", "timeout", "max_retries"),
-    *("extra_headers", "context_budget", "local_model_path", "fix_retries", "rules_chars"),
-    *("agent_max_steps", "agent_local_max_steps", "agent_time_limit", "agent_result_chars"),
-    *("prices", "trial_time_limit", "trial_memory_mb", "save_chat_max_bytes"),
-    *("undo_turns", "undo_memory_mb"),
-    *("completion_model", "completion_max_tokens", "completion_context_chars"),
-)
 
 
 class Secret(str):
@@ -170,87 +194,153 @@ def _base_url_problem(value: str) -> str | None:
     return None
 
 
+def _prices_problem(value: Any) -> str | None:
+    for model, price in value.items():
+        rates = price.items() if isinstance(price, dict) else [("", price)]
+        for key, rate in rates:
+            if key not in ("input", "output") or not _number(rate) or rate < 0:
+                return (
+                    f"needs {{'input': number, 'output': number}} (USD per million "
+                    f"tokens, 0 or more) for each model; {model!r} has {price!r}"
+                )
+    return None
+
+
+def _headers_problem(value: Any) -> str | None:
+    items = value.items() if hasattr(value, "items") else value
+    for key, val in items:
+        if not isinstance(key, str) or not _HEADER_NAME.match(key):
+            return f"has a header name that HTTP does not allow: {key!r}"
+        if not isinstance(val, str) or not _HEADER_VALUE.match(val):
+            return (
+                f"has a value for {key!r} that HTTP does not allow "
+                "(line breaks, control or non-ASCII characters)"
+            )
+    return None
+
+
+def _api_key_problem(value: str) -> str | None:
+    if not _HEADER_VALUE.match(value) or any(c.isspace() for c in value):
+        return "must be printable ASCII without spaces or line breaks (it is sent as a header)"
+    return None
+
+
+def _model_problem(value: str) -> str | None:
+    if not value.strip() or not value.isprintable():
+        return "must be a model name: not empty, without control characters"
+    return None
+
+
+def _completion_model_problem(value: str) -> str | None:
+    if value and not value.isprintable():
+        return "must be the name of a configured model, without control characters"
+    return None
+
+
+def _path_problem(value: str) -> str | None:
+    return "must be a file path (it holds a NUL character)" if "\0" in value else None
+
+
+#: Settings whose values have a shape to check beyond a range or a word (also the fields of a
+#: model entry of that name): the check, as the end of a sentence, or None.
+FORMATS: dict[str, Callable[[Any], str | None]] = {
+    "base_url": _base_url_problem,
+    "api_key": _api_key_problem,
+    "model": _model_problem,
+    "extra_headers": _headers_problem,
+    "completion_model": _completion_model_problem,
+    "prices": _prices_problem,
+    "local_model_path": _path_problem,
+}
+
+#: The metadata of a ``Chapyter`` trait (``.tag(...)``) that :func:`check_setting` reads:
+#: ``bounds=(low, high)`` (inclusive, None: open), ``above=x`` (exclusive lower bound),
+#: ``unit`` (named in the message), ``choices`` (one of these words, case-insensitive) and
+#: ``problem`` (a fixed message instead of the generated one). A ``Float`` must be finite, an
+#: ``Int`` whole. :mod:`chapyter_ext.admin` reads ``lock``, :mod:`chapyter_ext.settings_doc`
+#: ``env`` and ``default_text`` too.
+CHECK_TAGS = ("bounds", "above", "choices", "problem")
+
+
+def checked(namespace: dict[str, Any]) -> list[str]:
+    """The names of the traits in a class body's ``namespace`` that :func:`check_setting`
+    checks (for ``@validate``)."""
+    return [
+        name
+        for name, trait in namespace.items()
+        if isinstance(trait, TraitType)
+        and (name in FORMATS or any(tag in trait.metadata for tag in CHECK_TAGS))
+    ]
+
+
+@cache
+def setting_trait(name: str) -> TraitType | None:
+    """The ``Chapyter`` trait of setting ``name`` (None for another name, e.g. a server's)."""
+    from .config import Chapyter
+
+    return Chapyter.class_traits(config=True).get(name)
+
+
+def setting_tag(name: str, tag: str, default: Any = None) -> Any:
+    """The metadata ``tag`` of setting ``name`` (``default`` when it has none)."""
+    trait = setting_trait(name)
+    return default if trait is None else trait.metadata.get(tag, default)
+
+
+def _range_problem(trait: TraitType, value: Any) -> str | None:
+    tags = trait.metadata
+    whole = isinstance(trait, Int)
+    low, high = tags.get("bounds", (None, None))
+    above = tags.get("above")
+    fine = _number(value) and (
+        (isinstance(value, int) or value.is_integer()) if whole else math.isfinite(value)
+    )
+    fine = fine and (low is None or value >= low) and (high is None or value <= high)
+    if fine and (above is None or value > above):
+        return None
+    if "problem" in tags:
+        return str(tags["problem"])
+    kind = ("whole number" if whole else "number" if tags.get("unit") else "finite number") + (
+        f" of {tags['unit']}" if tags.get("unit") else ""
+    )
+    if high is not None:
+        valid = f"{kind} from {low} to {high}"
+    elif above is not None:
+        valid = f"{kind} above {above}"
+    else:
+        valid = f"{kind} of {low} or more" + (f" ({tags['note']})" if "note" in tags else "")
+    return f"must be a {valid}, not {value!r}"
+
+
 def check_setting(name: str, value: Any) -> str | None:
     """What is wrong with ``value`` for the setting ``name`` (a ``Chapyter`` trait or an
-    ``Endpoint`` field), as the end of a sentence; None when it is fine."""
-    if name == "base_url":
-        return _base_url_problem(value)
-    if name == "api_key":
-        if not _HEADER_VALUE.match(value) or any(c.isspace() for c in value):
-            return "must be printable ASCII without spaces or line breaks (it is sent as a header)"
-    elif name == "model":
-        if not value.strip() or not value.isprintable():
-            return "must be a model name: not empty, without control characters"
-    elif name == "temperature":
-        if not _number(value) or not math.isfinite(value) or value < 0:
-            return f"must be a finite number of 0 or more (usually 0 to 2), not {value!r}"
-    elif name == "timeout":
-        if not _number(value) or not math.isfinite(value) or value <= 0:
-            return f"must be a number of seconds above 0, not {value!r}"
-    elif name == "max_tokens":
-        if not _number(value) or value < 1:
-            return f"must be a whole number of 1 or more, not {value!r}"
-    elif name in ("max_retries", "context_budget"):
-        if not _number(value) or value < 0:
-            return f"must be a whole number of 0 or more, not {value!r}"
-    elif name == "extra_headers":
-        items = value.items() if hasattr(value, "items") else value
-        for key, val in items:
-            if not isinstance(key, str) or not _HEADER_NAME.match(key):
-                return f"has a header name that HTTP does not allow: {key!r}"
-            if not isinstance(val, str) or not _HEADER_VALUE.match(val):
-                return (
-                    f"has a value for {key!r} that HTTP does not allow "
-                    "(line breaks, control or non-ASCII characters)"
-                )
-    elif name == "completion_model":
-        if value and not value.isprintable():
-            return "must be the name of a configured model, without control characters"
-    elif name in ("completion_max_tokens", "completion_context_chars"):
-        least = 1 if name == "completion_max_tokens" else 0
-        if not _number(value) or value < least:
-            return f"must be a whole number of {least} or more, not {value!r}"
-    elif name == "prices":
-        for model, price in value.items():
-            rates = price.items() if isinstance(price, dict) else [("", price)]
-            for key, rate in rates:
-                if key not in ("input", "output") or not _number(rate) or rate < 0:
-                    return (
-                        f"needs {{'input': number, 'output': number}} (USD per million "
-                        f"tokens, 0 or more) for each model; {model!r} has {price!r}"
-                    )
-    elif name == "save_chat_max_bytes":
-        if not _number(value) or value < 1024:
-            return "must be at least 1024"
-    elif name == "local_model_path" and "\0" in value:
-        return "must be a file path (it holds a NUL character)"
-    elif name in ("agent_max_steps", "agent_local_max_steps"):
-        if not _number(value) or not float(value).is_integer() or not 1 <= value <= 100:
-            return f"must be a whole number from 1 to 100, not {value!r}"
-    elif name == "undo_turns":
-        if not _number(value) or not float(value).is_integer() or not 0 <= value <= 50:
-            return f"must be a whole number from 0 to 50, not {value!r}"
-    elif name == "fix_retries":
-        if not _number(value) or not float(value).is_integer() or not 0 <= value <= 5:
-            return f"must be a whole number from 0 to 5, not {value!r}"
-    elif name == "trial_time_limit":
-        if not _number(value) or not math.isfinite(value) or not 0.5 <= value <= 300:
-            return f"must be a number of seconds from 0.5 to 300, not {value!r}"
-    elif name in ("trial_memory_mb", "undo_memory_mb"):
-        if not _number(value) or not float(value).is_integer() or not 64 <= value <= 1048576:
-            return f"must be a whole number of megabytes from 64 to 1048576, not {value!r}"
-    elif name == "agent_time_limit":
-        if not _number(value) or not math.isfinite(value) or value <= 0:
-            return f"must be a number of seconds above 0, not {value!r}"
-    elif name == "rules_chars":
-        if not _number(value) or not float(value).is_integer() or value < 0:
-            return f"must be a whole number of 0 or more, not {value!r}"
-    elif name == "agent_result_chars":
-        if not _number(value) or not float(value).is_integer() or value < 200:
-            return f"must be a whole number of 200 or more, not {value!r}"
-    elif name in CHOICES and (not isinstance(value, str) or value.lower() not in CHOICES[name]):
-        return f"must be one of {', '.join(CHOICES[name])}, not {value!r}"
+    ``Endpoint`` field), as the end of a sentence; None when it is fine. The checks are the
+    trait's metadata (:data:`CHECK_TAGS`) and :data:`FORMATS`."""
+    if name in FORMATS:
+        return FORMATS[name](value)
+    trait = setting_trait(name)
+    if trait is None:
+        return None
+    choices = trait.metadata.get("choices")
+    if choices:
+        if not isinstance(value, str) or value.lower() not in choices:
+            return f"must be one of {', '.join(choices)}, not {value!r}"
+        return None
+    if any(tag in trait.metadata for tag in ("bounds", "above")):
+        return _range_problem(trait, value)
     return None
+
+
+def check_server_setting(trait: TraitType, value: Any) -> str | None:
+    """What is wrong with ``value`` for a ``ChapyterExtApp`` setting, from the same ``bounds``
+    (its low end) and ``above`` metadata, as the end of a sentence; None when it is fine."""
+    tags = trait.metadata
+    if "above" in tags:
+        return None if value > tags["above"] else f"must be above {tags['above']}"
+    low = tags.get("bounds", (None, None))[0]
+    if low is None or not value < low:
+        return None
+    return "must not be negative" if low == 0 else f"must be at least {low}"
 
 
 def load_each(

@@ -57,7 +57,7 @@ def _check_types(name: str, entry: Mapping[str, Any]) -> None:
     from .config_values import check_setting
 
     for key, value in entry.items():
-        if key in ("base_url", "api_key", "model"):
+        if key in ("base_url", "api_key", "model", "protocol"):
             ok = isinstance(value, str)
         elif key in ("max_tokens", "max_retries"):
             ok = isinstance(value, int) and not isinstance(value, bool)
@@ -71,9 +71,16 @@ def _check_types(name: str, entry: Mapping[str, Any]) -> None:
             ok = True
         if not ok:
             raise EndpointConfigError(f"models[{name!r}][{key!r}] has a value of the wrong type.")
-        problem = check_setting(key, value)
+        problem = check_setting(key, value) if key != "protocol" else _check_protocol(value)
         if problem:
             raise EndpointConfigError(f"models[{name!r}][{key!r}]: {problem}")
+
+
+def _check_protocol(value: str) -> str:
+    from .llm import protocols
+
+    known = protocols()
+    return "" if value in known else f"no backend speaks {value!r} (installed: {', '.join(known)})"
 
 
 def _same_url(a: str, b: str) -> bool:
@@ -99,7 +106,9 @@ def build_endpoint(name: str, entry: Mapping[str, Any], settings: Chapyter) -> E
     fields: dict[str, Any] = {
         f.name: getattr(shared, f.name) for f in dataclasses.fields(Endpoint) if f.init
     }
-    base_url = str(entry.get("base_url") or shared.base_url)
+    backend = _backend(name, str(entry.get("protocol") or shared.protocol))
+    default_url = getattr(backend, "default_base_url", "") if backend else ""
+    base_url = str(entry.get("base_url") or default_url or shared.base_url)
     if not _same_url(base_url, shared.base_url):
         for key in CREDENTIAL_FIELDS:
             fields[key] = "" if key == "api_key" else ()
@@ -107,10 +116,27 @@ def build_endpoint(name: str, entry: Mapping[str, Any], settings: Chapyter) -> E
     fields["base_url"] = base_url
     fields["model"] = str(entry.get("model") or name)
     fields["extra_headers"] = _headers(fields.get("extra_headers") or ())
+    key_env = getattr(backend, "key_env", "") if backend else ""
+    if not fields.get("api_key") and key_env:
+        import os
+
+        fields["api_key"] = os.environ.get(key_env, "")  # its own key, kept server-side
     try:
         return Endpoint(**fields)
     except (TypeError, ValueError) as err:
         raise EndpointConfigError(f"models[{name!r}] is not a valid endpoint: {err}") from None
+
+
+def _backend(name: str, protocol: str) -> Any:
+    """The backend of a non-OpenAI entry (its default URL and key variable), else None."""
+    if protocol == "openai":
+        return None
+    from .llm import LLMError, backend_for
+
+    try:
+        return backend_for(Endpoint("", protocol=protocol))
+    except LLMError as err:
+        raise EndpointConfigError(f"models[{name!r}]: {err}") from None
 
 
 class ModelRegistry:

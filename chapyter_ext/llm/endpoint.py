@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, repr=False)
 class Endpoint:
-    """Where and how to ask: an OpenAI-compatible base URL, a key and sampling settings."""
+    """Where and how to ask: a base URL, the protocol spoken there, a key and sampling
+    settings."""
 
     base_url: str
     api_key: str = field(default="", repr=False)
@@ -23,6 +24,10 @@ class Endpoint:
     timeout: float = 60.0
     max_retries: int = 2
     extra_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: The wire protocol, the name of a backend (:mod:`.backend`): ``openai`` (chat
+    #: completions, any compatible server) or ``anthropic`` (the Messages API), or one that
+    #: another package registers.
+    protocol: str = "openai"
 
     @classmethod
     def from_settings(cls, settings: Chapyter, *, model: str | None = None) -> Endpoint:
@@ -46,7 +51,8 @@ class Endpoint:
         return (
             f"Endpoint(host={self.host!r}, model={self.model!r}, "
             f"temperature={self.temperature!r}, max_tokens={self.max_tokens!r}, "
-            f"timeout={self.timeout!r}, max_retries={self.max_retries!r})"
+            f"timeout={self.timeout!r}, max_retries={self.max_retries!r}"
+            + (f", protocol={self.protocol!r})" if self.protocol != "openai" else ")")
         )
 
     @property

@@ -184,6 +184,18 @@ def to_llm_error(
     return bad_response(endpoint, f"something unexpected ({type(exc).__name__})")
 
 
+def status_error(
+    exc: Any, status: int, endpoint: Endpoint, *, attempts: int, what: str
+) -> LLMError:
+    """The :class:`LLMError` of an HTTP error ``status``, for a backend whose SDK is not
+    OpenAI's: ``exc.body`` is the error object (``message``, ``type``), ``exc.response`` the
+    response (its Retry-After)."""
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    err = _status_error(exc, status, endpoint, tries=tries, what=what)
+    err.retry_after = _retry_after(exc)
+    return err
+
+
 #: The header the Jupyter server's model route names the endpoint it relayed to with
 #: (``chapyter_ext.server.model_proxy``), and what a host may look like there.
 RELAYED_HEADER = "x-chapyter-endpoint"

@@ -6,8 +6,8 @@ own kernel connection and posts the result to ``agent/result``, which resolves t
 future here; the loop then asks the model again. One :class:`AgentTurn` is one asyncio task,
 as a chat reply is, so ``chat/stop``, a closed tab and the time cap all cancel it where it
 waits (the model's stream is closed on the way out). Agent turns take the chat's concurrency
-slots and are tracked by the :class:`~.chat.ChatService`, so stopping and shutting down are the
-chat's own.
+slots and are tracked in the chat's one registry of running turns (:mod:`.running_turns`), so
+stopping and shutting down are the chat's own.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..agent.actions import Finish, Halt, ToolStep
 from ..agent.capabilities import Capabilities, capabilities
 from ..agent.limits import AgentLimits, small_model_notice, time_cap_line, turn_policy
 from ..agent.loop import AgentLoop
-from ..agent.results import StepResult, ToolOutput
+from ..agent.results import ToolOutput
 from ..agent.tools import (
     OP_RUN_CELL,
     RUNS_SERVER,
@@ -308,7 +308,7 @@ class AgentTurn(StreamingTurn):
             if answer.status == "skipped":
                 loop.on_skipped(step_id)
             elif tool.op == OP_RUN_CELL:
-                loop.on_result(step_id, _step_result(answer))
+                loop.on_result(step_id, answer.step_result())
             elif answer.status == "ran":
                 loop.on_result(step_id, ToolOutput(text=answer.text or ""))
             else:
@@ -349,23 +349,11 @@ def _kernel_fields(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _step_result(answer: StepAnswer) -> StepResult:
-    """What the loop observes of a run step (``failed_to_run``: ``text`` says why)."""
-    error = ""
-    if answer.status == "failed_to_run":
-        error = " ".join((answer.text or "the browser could not run the cell").split())
-    return StepResult(
-        outputs=answer.outputs,
-        execution_count=answer.execution_count,
-        cell_id=answer.cell_id,
-        figures=answer.figures,
-        images=answer.images,
-        error=error,
-    )
-
-
 class AgentService:
     """Starts agent turns on the chat's slots, routes the browser's results to them."""
+
+    #: ``Chapyter.prices``, as the chat reads them (when a turn starts).
+    prices = property(lambda self: self.chat.prices)
 
     def __init__(
         self,
@@ -377,15 +365,11 @@ class AgentService:
     ) -> None:
         self.chat = chat
         self.settings = settings
-        self.redact = chat.redact
-        self.log = chat.log
-        self.history = chat.history
-        self.prices = chat.prices
+        self.redact, self.log, self.history = chat.redact, chat.log, chat.history
         #: The installed tools (built-in and entry points) every turn offers.
         self.registry = registry if registry is not None else default_registry()
         #: More tools per turn (the MCP servers'), or None.
         self.tool_source = tool_source
-        self._turns: dict[str, AgentTurn] = {}
         #: Chats already told why their kernel makes no trials (told once per chat).
         self._told_no_trials: set[str] = set()
 
@@ -475,7 +459,6 @@ class AgentService:
             return turn
 
         turn = await self.chat.open_turn(request.chat, make)
-        self._turns[turn.message_id] = turn
         try:
             turn.start(turn.limits.time_limit, "time_limit")
         except BaseException:
@@ -485,7 +468,7 @@ class AgentService:
 
     def trial(self, answer: TrialAnswer) -> dict[str, Any]:
         """Hand a step's trial report to its turn; its decision (see ``AgentTurn.trial``)."""
-        turn = self._turns.get(answer.message_id)
+        turn = self.chat.turns.get(answer.message_id, AgentTurn)
         if turn is None:
             raise ChatError("not_found", "No agent turn with that message_id is running.")
         return turn.trial(answer)
@@ -502,20 +485,15 @@ class AgentService:
 
     def answer(self, answer: StepAnswer) -> None:
         """Hand a step's result to its turn; ``not_found`` if the turn is unknown or over."""
-        turn = self._turns.get(answer.message_id)
+        turn = self.chat.turns.get(answer.message_id, AgentTurn)
         if turn is None:
             raise ChatError("not_found", "No agent turn with that message_id is running.")
         turn.answer(answer)
 
     def release(self, turn: AgentTurn) -> None:
         """The turn is over: free its slot."""
-        self._turns.pop(turn.message_id, None)
-        self.chat._release(turn)
+        self.chat.turns.release(turn)
 
     async def close(self) -> None:
-        """Stop every turn (saving what each had) and wait for them."""
-        turns = list(self._turns.values())
-        for turn in turns:
-            turn.stop("shutdown")
-        if turns:
-            await asyncio.wait([asyncio.ensure_future(t.wait()) for t in turns], timeout=10)
+        """Stop every agent turn (saving what each had) and wait for them."""
+        await self.chat.turns.close(AgentTurn)

@@ -14,6 +14,7 @@ import binascii
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..agent.results import StepResult
 from .chat import MAX_MESSAGE_CHARS, ChatError, ChatRequest
 
 if TYPE_CHECKING:
@@ -96,6 +97,20 @@ class StepAnswer:
         if not isinstance(result, dict):
             raise ChatError("bad_request", "'result' must be an object.")
         return cls(**ids, status=status, text=text, has_result=True, **_parse_result(result))
+
+    def step_result(self) -> StepResult:
+        """What the loop observes of a run step (``failed_to_run``: ``text`` says why)."""
+        error = ""
+        if self.status == "failed_to_run":
+            error = " ".join((self.text or "the browser could not run the cell").split())
+        return StepResult(
+            outputs=self.outputs,
+            execution_count=self.execution_count,
+            cell_id=self.cell_id,
+            figures=self.figures,
+            images=self.images,
+            error=error,
+        )
 
 
 @dataclass(frozen=True)

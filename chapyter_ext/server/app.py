@@ -14,7 +14,7 @@ from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, default, vali
 from ..admin import SERVER, fall_back
 from ..agent.tools.mcp import McpToolSource
 from ..config import Chapyter
-from ..config_values import load_each
+from ..config_values import check_server_setting, checked, load_each
 from ..endpoints import ModelRegistry
 from ..llm import aclose_clients
 from ..mcp import McpServers
@@ -61,15 +61,13 @@ class ChapyterExtApp(ExtensionApp):
     contents: ContentsBridge
     #: The credentials of the kernels this server starts (their key stays here).
     kernel_access: KernelAccess
-    #: ``Chapyter.save_chat_in_notebook``, as this server reads it (``GET config`` says it).
-    save_chat_in_notebook = False
     #: The features on (``Chapyter.chat``, ``agent``, ``inline_completion``, ``mcp``).
     features = Features()
     #: One line per setting a lock or a refused value replaced (``server/overrides.py``):
     #: logged at start, in ``GET config``'s ``notices`` for the chat to show.
     notices: tuple[str, ...] = ()
-    #: ``Chapyter.warm_up``: the SDK loads on a hint (``server/warm.py``), never at start.
-    warm_up_sdk = False
+    #: The server's ``c.Chapyter`` (``self.settings`` is the web app's), built with the services.
+    shared_settings: Chapyter | None = None
 
     models = Dict(
         key_trait=Unicode(),
@@ -90,8 +88,10 @@ class ChapyterExtApp(ExtensionApp):
     )
     history_dir = Unicode(
         config=True,
-        help="Folder holding the chat history of each notebook (one JSON file per notebook). "
-        "Default: chapyter-ext/chats under Jupyter's data directory.",
+        help="Folder holding the chat history of each notebook: one JSON file per notebook, "
+        "named by the notebook's stable id and written atomically. Servers may share it: each "
+        "finds only the chats of its own folder's notebooks. Default: chapyter-ext/chats under "
+        "Jupyter's data directory.",
     )
     contents_root = Unicode(
         "",
@@ -108,41 +108,41 @@ class ChapyterExtApp(ExtensionApp):
         200,
         config=True,
         help="Messages kept per chat; older ones are dropped first.",
-    )
+    ).tag(bounds=(1, None))
     max_chats_per_notebook = Int(
         50,
         config=True,
         help="Past chats kept per notebook (after 'New chat'); the oldest go first.",
-    )
+    ).tag(bounds=(1, None))
     deleted_chat_retention_days = Float(
         30.0,
         config=True,
         help="Days the chats of a deleted notebook are kept (a notebook restored with its id, "
         "e.g. from git or the trash, finds them again) before they are removed for good; "
         "checked at start and hourly. 0: removed at the next check.",
-    )
+    ).tag(bounds=(0, None), unit="days")
     history_messages_sent = Int(
         20,
         config=True,
         help="Earlier messages of the chat sent to the model with each new one (0: none).",
-    )
+    ).tag(bounds=(0, None))
     max_concurrent_streams = Int(
         4,
         config=True,
         help="Chat replies that may stream at once across all users and tabs; beyond it a "
         "request gets HTTP 429 (kind 'busy') instead of waiting.",
-    )
+    ).tag(bounds=(1, None))
     stream_timeout = Float(
         300.0,
         config=True,
         help="Seconds one chat reply may take from request to last token before it is stopped "
         "(0: no limit). Chapyter.timeout still bounds each wait for the endpoint.",
-    )
+    ).tag(bounds=(0, None), unit="seconds")
     max_message_chars = Int(
         MAX_MESSAGE_CHARS,
         config=True,
         help="Longest chat message accepted, in characters.",
-    )
+    ).tag(bounds=(1, None))
     mcp_servers = Dict(
         config=True,
         help="MCP servers whose tools the agent may call, in the shape every MCP client uses: "
@@ -150,20 +150,20 @@ class ChapyterExtApp(ExtensionApp):
         '"docs": {"url": "http://127.0.0.1:8931/mcp", "headers": {}}}} (stdio with command, '
         "streamable HTTP with url; optional timeout, disabled). Merged over the servers of "
         "chapyter_ext_mcp.json in Jupyter's config path (see `jupyter --paths`). Each starts "
-        "on first use and stops with the server.",
+        "on first use and stops with the server. See docs/tools-and-mcp.md.",
     )
     mcp_start_timeout = Float(
         START_TIMEOUT,
         config=True,
         help="Seconds an MCP server may take to start and answer; then its tools are left "
         "out of the turn, saying so in one line.",
-    )
+    ).tag(above=0, unit="seconds")
     mcp_call_timeout = Float(
         CALL_TIMEOUT,
         config=True,
         help="Seconds one MCP tool call may take (a server's own 'timeout' wins); then the "
         "call fails with one line the model and the chat see.",
-    )
+    ).tag(above=0, unit="seconds")
     # --- issue 16: speed where the user waits
     kernel_nodelay = Bool(
         True,
@@ -177,27 +177,12 @@ class ChapyterExtApp(ExtensionApp):
     def _default_history_dir(self) -> str:
         return os.path.join(jupyter_data_dir(), "chapyter-ext", "chats")
 
-    @validate(
-        "max_history_messages",
-        "max_chats_per_notebook",
-        "max_concurrent_streams",
-        "max_message_chars",
-    )
-    def _validate_positive(self, proposal):
-        if proposal["value"] < 1:
-            raise TraitError(f"{proposal['trait'].name} must be at least 1")
-        return proposal["value"]
-
-    @validate("mcp_start_timeout", "mcp_call_timeout")
-    def _validate_timeout(self, proposal):
-        if not proposal["value"] > 0:
-            raise TraitError(f"{proposal['trait'].name} must be above 0")
-        return proposal["value"]
-
-    @validate("history_messages_sent", "stream_timeout", "deleted_chat_retention_days")
-    def _validate_not_negative(self, proposal):
-        if proposal["value"] < 0:
-            raise TraitError(f"{proposal['trait'].name} must not be negative")
+    @validate(*checked(locals()))
+    def _validate_setting(self, proposal: Any) -> Any:
+        # The bounds each setting declares (its metadata, as Chapyter's): one line naming it.
+        problem = check_server_setting(proposal["trait"], proposal["value"])
+        if problem:
+            raise TraitError(f"{proposal['trait'].name} {problem}")
         return proposal["value"]
 
     def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
@@ -212,6 +197,17 @@ class ChapyterExtApp(ExtensionApp):
             lines = [fall_back(self, SERVER, name, err) for name, err in parts]
             # The server's config comes through here more than once: one line each.
             self.notices = (*self.notices, *(n for n in lines if n not in self.notices))
+
+    @property
+    def save_chat_in_notebook(self) -> bool:
+        """``Chapyter.save_chat_in_notebook``, as this server reads it (``GET config`` says it)."""
+        return bool(self.shared_settings and self.shared_settings.save_chat_in_notebook)
+
+    @property
+    def warm_up_sdk(self) -> bool:
+        """``Chapyter.warm_up``: the SDK (~30 MB) loads on the page's or a kernel's hint
+        (``server/warm.py``, issue 31), never at start."""
+        return bool(self.shared_settings and self.shared_settings.warm_up)
 
     def initialize_settings(self) -> None:
         """Build the shared services once: endpoints, history store, chat service."""
@@ -264,31 +260,26 @@ class ChapyterExtApp(ExtensionApp):
         history = HistoryWorker(store)
         # Issue 23: chats follow their notebook through the contents events, and (opt-in)
         # travel in its metadata.
-        self.save_chat_in_notebook = shared.save_chat_in_notebook
+        self.shared_settings = shared
         self.contents = ContentsBridge(
             history,
             self.serverapp.contents_manager if self.serverapp is not None else None,
-            save_chat=shared.save_chat_in_notebook,
-            max_bytes=shared.save_chat_max_bytes,
+            shared,
             redactor=redactor,
             log=self.log,
         )
         self.contents.connect()
-        chat = ChatService(
+        chat = ChatService(  # reads c.Chapyter when it uses a setting, as the agent does
             registry,
             history,
+            shared,
             max_concurrent=self.max_concurrent_streams,
             stream_timeout=self.stream_timeout,
-            context_budget=shared.context_budget,
-            send_context=shared.send_context,
             history_sent=self.history_messages_sent,
             max_message_chars=self.max_message_chars,
             redactor=redactor,
             log=self.log,
-            prompt_style=shared.prompt_style,
-            rules_root=getattr(self.serverapp, "root_dir", None) if shared.project_rules else None,
-            rules_chars=shared.rules_chars,
-            prices=shared.prices,
+            rules_root=getattr(self.serverapp, "root_dir", None),
         )
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
         agent = AgentService(chat, shared, tool_source=McpToolSource(mcp) if mcp else None)
@@ -309,8 +300,6 @@ class ChapyterExtApp(ExtensionApp):
             self.kernel_access.install()
         if self.kernel_nodelay:  # issue 16; self.settings goes into the web app's settings
             kernel_websockets_without_nagle(self.settings)
-        # Issue 31: the SDK (~30 MB) loads on the page's or a kernel's hint, not at start.
-        self.warm_up_sdk = shared.warm_up
         self.completions = CompletionService(  # issue 15: inline completion
             registry,
             model=shared.completion_model,

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..context.notebook import NotebookSnapshot, chat_context
 from ..contract import is_notebook_id
@@ -39,7 +39,11 @@ from .history import (
     normalize_notebook_path,
     utc_now,
 )
+from .running_turns import RunningTurn, RunningTurns, TurnT
 from .turn import StreamingTurn, TurnEnd
+
+if TYPE_CHECKING:
+    from ..config import Chapyter
 
 MAX_MESSAGE_CHARS = 32_000
 TRUNCATED = "\n[… context truncated]"
@@ -158,19 +162,6 @@ class TurnSetup:
     def rules_prompt(self) -> str:
         """The rules' section of a system prompt ("" when none)."""
         return self.rules.prompt()
-
-
-class RunningTurn(Protocol):
-    """What :class:`ChatService` needs of a running turn to track, stop and wait for it."""
-
-    message_id: str
-
-    def stop(self, reason: str = "stopped") -> bool: ...
-
-    async def wait(self) -> None: ...
-
-
-TurnT = TypeVar("TurnT", bound=RunningTurn)
 
 
 def _read_for_turn(
@@ -293,46 +284,58 @@ class ChatService:
         self,
         registry: ModelRegistry,
         history: HistoryWorker,
+        settings: Chapyter,
         *,
         max_concurrent: int = 4,
         stream_timeout: float = 300.0,
-        context_budget: int = 6000,
-        send_context: bool = True,
         history_sent: int = 20,
         max_message_chars: int = MAX_MESSAGE_CHARS,
         redactor: Redactor | None = None,
         log: logging.Logger | None = None,
-        prompt_style: str = "auto",
         rules_root: str | None = None,
-        rules_chars: int = 4000,
-        prices: dict[str, Any] | None = None,
     ) -> None:
         self.registry = registry
-        #: The administrator's prices per model (``Chapyter.prices``), for each reply's cost.
-        self.prices = dict(prices or {})
+        #: The server's ``c.Chapyter``, read when used (a change is seen by the next turn).
+        self.settings = settings
         #: Where the search for project rules stops (the server's root directory); None: off.
         self.rules_root = rules_root
-        self.rules_chars = int(rules_chars)
-        self.prompt_style = prompt_style
         self.history = history
-        self.max_concurrent = max(1, int(max_concurrent))
+        #: THE registry of running turns, chat replies and agent turns alike (their slots).
+        self.turns = RunningTurns(max_concurrent)
+        self.max_concurrent = self.turns.max_concurrent
         self.stream_timeout = float(stream_timeout)
-        self.context_budget = int(context_budget)
-        self.send_context = bool(send_context)
         self.history_sent = int(history_sent)
         self.max_message_chars = int(max_message_chars)
         #: THE secret policy for this server: stored text, streamed events, error lines, logs.
         self.redact = redactor if redactor is not None else Redactor()
         self.log = log or logging.getLogger(__name__)
-        self._turns: dict[str, RunningTurn] = {}
         #: Users' messages being saved while their replies start (see open_turn).
         self._saving: set[asyncio.Future[Any]] = set()
-        self._reserved = 0
+
+    @property
+    def prices(self) -> dict[str, Any]:
+        """The administrator's prices per model (``Chapyter.prices``), for each reply's cost."""
+        return dict(self.settings.prices)
+
+    @property
+    def prompt_style(self) -> str:
+        """``Chapyter.prompt_style``: the prompt profile of a chat reply and a Fix."""
+        return str(self.settings.prompt_style)
+
+    @property
+    def send_context(self) -> bool:
+        """``Chapyter.send_context``: whether the kernel's summary goes with a message."""
+        return bool(self.settings.send_context)
+
+    @property
+    def context_budget(self) -> int:
+        """``Chapyter.context_budget``: characters of that summary."""
+        return int(self.settings.context_budget)
 
     @property
     def active(self) -> int:
         """How many replies are streaming or about to."""
-        return self._reserved
+        return self.turns.active
 
     def _prepare_context(
         self, context: Any, request: str | None = None, *, profile: PromptProfile = FULL_PROFILE
@@ -347,11 +350,11 @@ class ChatService:
         """The project rules in force for ``notebook`` (a path under the server's root), read
         off the event loop; none when the setting is off or the path leaves the root."""
         root = self.rules_root
-        if root is None:
+        if root is None or not self.settings.project_rules:
             return ProjectRules()
         folder = os.path.dirname(notebook.strip("/"))
         start = os.path.join(root, *[p for p in folder.split("/") if p not in ("", ".", "..")])
-        budget = profile.rules_chars(self.rules_chars)
+        budget = profile.rules_chars(self.settings.rules_chars)
         return await asyncio.to_thread(find_rules, start, root, budget=budget, redactor=self.redact)
 
     async def open_turn(self, request: ChatRequest, make: Callable[[TurnSetup], TurnT]) -> TurnT:
@@ -369,14 +372,12 @@ class ChatService:
             model_name, endpoint = await self.registry.aresolve(request.model)
         except KeyError:
             raise ChatError("not_found", f"Unknown model {request.model!r}.") from None
-        # Check and take the slot with no await in between, so two requests can't both pass.
-        if self._reserved >= self.max_concurrent:
+        if not self.turns.reserve():
             raise ChatError(
                 "busy",
                 f"{self.max_concurrent} chat replies are already streaming; "
                 "try again when one has finished.",
             )
-        self._reserved += 1
         try:
             store = self.history.store
             try:
@@ -416,9 +417,9 @@ class ChatService:
                 )
             except HistoryError as err:
                 raise ChatError(err.kind, str(err)) from None
-            self._turns[turn.message_id] = turn
+            self.turns.add(turn)
         except BaseException:
-            self._reserved -= 1
+            self.turns.unreserve()
             raise
         # The model is not kept waiting for the disk (a write and two fsyncs): the message is
         # saved on the history thread, which runs calls in the order asked, so it is on disk
@@ -480,20 +481,14 @@ class ChatService:
         return turn
 
     def _release(self, turn: RunningTurn) -> None:
-        if self._turns.pop(turn.message_id, None) is not None:
-            self._reserved -= 1
+        self.turns.release(turn)
 
     def stop(self, message_id: str, reason: str = "stopped") -> bool:
-        """Stop the reply with this id; whether one was streaming."""
-        turn = self._turns.get(message_id)
-        return turn.stop(reason) if turn is not None else False
+        """Stop the reply (or agent turn) with this id; whether one was streaming."""
+        return self.turns.stop(message_id, reason)
 
     async def close(self) -> None:
         """Stop every reply (saving what each had) and wait for them to finish."""
-        turns = list(self._turns.values())
-        for turn in turns:
-            turn.stop("shutdown")
-        if turns:
-            await asyncio.wait([asyncio.ensure_future(t.wait()) for t in turns], timeout=10)
+        await self.turns.close()
         if self._saving:
             await asyncio.wait(list(self._saving), timeout=10)

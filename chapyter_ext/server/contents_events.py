@@ -25,7 +25,7 @@ import asyncio
 import inspect
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract import (
     METADATA_KEY,
@@ -45,6 +45,9 @@ from ..redact import (
 from .chat_records import HistoryError
 from .history import HistoryWorker
 from .stored_chat import build_stored_chat
+
+if TYPE_CHECKING:
+    from ..config import Chapyter
 
 #: The contents manager's events (jupyter_server/event_schemas/contents_service/v1.yaml).
 CONTENTS_SCHEMA = "https://events.jupyter.org/jupyter_server/contents_service/v1"
@@ -109,23 +112,21 @@ def _is_local(contents_manager: Any) -> bool:
 
 class ContentsBridge:
     """The history's listener on the contents events, its pre-save hook and its view of the
-    files. ``save_chat``/``max_bytes``: ``Chapyter.save_chat_in_notebook`` and
-    ``save_chat_max_bytes``."""
+    files. ``settings``: the server's ``c.Chapyter``, whose ``save_chat_in_notebook`` and
+    ``save_chat_max_bytes`` each save reads."""
 
     def __init__(
         self,
         history: HistoryWorker,
         contents_manager: Any,
+        settings: Chapyter,
         *,
-        save_chat: bool,
-        max_bytes: int,
         redactor: Redactor,
         log: logging.Logger | None = None,
     ) -> None:
         self.history = history
         self.contents_manager = contents_manager
-        self.save_chat = save_chat
-        self.max_bytes = max_bytes
+        self.settings = settings
         self.redact = redactor
         self.log = log or logging.getLogger(__name__)
         self._connected = False
@@ -135,6 +136,16 @@ class ContentsBridge:
         self._redacted: dict[str, OutputRedaction] = {}
         #: Output values already found clean: the next save checks only what changed.
         self._clean = CleanValues(redactor)
+
+    @property
+    def save_chat(self) -> bool:
+        """``Chapyter.save_chat_in_notebook``: whether a save stores the notebook's chats."""
+        return bool(self.settings.save_chat_in_notebook)
+
+    @property
+    def max_bytes(self) -> int:
+        """``Chapyter.save_chat_max_bytes``: the most those stored chats may take."""
+        return int(self.settings.save_chat_max_bytes)
 
     @property
     def event_logger(self) -> Any:

@@ -1,5 +1,9 @@
 """THE wire format of a streamed chat reply: typed events in, server-sent-event bytes out.
 
+The contract both sides are tested against is ``events`` in ``tests/vectors/contract.json``
+(``tests/test_wire_contract.py``, ``labextension/src/__tests__/wire-contract.spec.ts``); its
+page, ``docs/protocol.md``, is generated from it: a new event or field goes there first.
+
 Events, in order: ``start`` (``chat_id``, ``message_id``, ``model``), optionally ``notice``
 (``message``: something the user should know, e.g. that part of the history was damaged), any
 number of ``token`` (``text``), optionally a ``notice`` again (that the question or the reply

@@ -117,7 +117,7 @@ class ChatHandler(ChapyterHandler):
 
     @tornado.web.authenticated
     async def post(self) -> None:
-        """Events ``start``, ``token``..., then ``done`` or ``error`` (see the README); 403
+        """Events ``start``, ``token``..., then ``done`` or ``error`` (docs/protocol.md); 403
         ``disabled`` when the chat is off (``Chapyter.chat``)."""
         self.app.features.require("chat")
         request = ChatRequest.parse(self.json_body(), max_chars=self.chat.max_message_chars)

@@ -12,10 +12,11 @@ Which endpoint answers is the server's registry's decision (:mod:`chapyter_ext.e
 the request's ``model`` names an entry (or an entry's model id), and an unknown model goes to
 the default entry, unless the administrator locked the model (``Chapyter.locked`` holding
 ``model``, ``base_url``, ``ChapyterExtApp.models`` or ``ChapyterExtApp.default_model``): then
-only the registry's models are offered and any other is
-refused in one line. The answer is relayed as it comes (stream chunks as they arrive); an
-error body is redacted first (an endpoint may quote part of the key in it). The usage a
-streamed answer reports is counted for the kernel's notebook.
+only the registry's models are offered and any other is refused in one line. An entry of
+another protocol (Anthropic's) is asked through its backend and answered in OpenAI's wire
+format (:mod:`.model_translate`). An OpenAI entry's answer is relayed as it comes (stream chunks
+as they arrive); an error body is redacted first (an endpoint may quote part of the key in
+it). The usage a streamed answer reports is counted for the kernel's notebook.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..llm.errors import RELAYED_HEADER
 from ..llm.usage import Usage
 from .base_handler import STATUS_KIND, ChapyterHandler
 from .kernel_access import ROUTE, TOKEN_PREFIX
+from .model_translate import translate
 from .warm import start_warm_up
 
 #: What a kernel may ask for: the path under the route and its method.
@@ -142,6 +144,9 @@ class ModelProxyHandler(ChapyterHandler):
             self.finish({"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
             return
         name, endpoint = await registry.aresolve(name, model=model)
+        if endpoint.protocol != "openai":  # asked through its backend, answered as OpenAI
+            await translate(self, endpoint, name, path, body, app)
+            return
         if body is not None:
             body = {**body, "model": endpoint.model}
         await relay(self, endpoint, method, path, body, app)

@@ -26,11 +26,16 @@ class Services(Protocol):
     agent: AgentService
     completions: CompletionService
     contents: ContentsBridge
-    #: ``Chapyter.save_chat_in_notebook``, as the server reads it.
-    save_chat_in_notebook: bool
     #: The features on (``Chapyter.chat``, ``agent``, ``inline_completion``, ``mcp``).
     features: Features
     #: One line per setting a lock or a value that could not be used replaced.
     notices: tuple[str, ...]
-    #: ``Chapyter.warm_up``: whether a hint loads the SDK ahead of the first call (``warm.py``).
-    warm_up_sdk: bool
+
+    @property
+    def save_chat_in_notebook(self) -> bool:
+        """``Chapyter.save_chat_in_notebook``, as the server reads it."""
+
+    @property
+    def warm_up_sdk(self) -> bool:
+        """``Chapyter.warm_up``: whether a hint loads the SDK ahead of the first call
+        (``warm.py``)."""

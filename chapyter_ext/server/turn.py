@@ -39,8 +39,10 @@ class TurnHost(Protocol):
     redact: Redactor
     log: Any
     history: Any
-    #: The administrator's prices per model (``Chapyter.prices``).
-    prices: dict[str, Any]
+
+    @property
+    def prices(self) -> dict[str, Any]:
+        """The administrator's prices per model (``Chapyter.prices``), as they are now."""
 
 
 @dataclass

@@ -15,10 +15,11 @@ message, else the next scripted reply, else ``default_reply``. ``/_control/*`` e
 same from another process (``python -m chapyter_ext.testing.openai_server``).
 ``POST /v1/completions`` (fill-in-the-middle: ``prompt`` and ``suffix``) is answered from the same
 script, routes matching its prompt and suffix, streamed as ``text_completion`` chunks.
-Answers report ``usage`` (scripted with ``Reply(usage=...)``, else estimated), in streams only
-when asked (``stream_options``), as OpenAI does; ``refuse_stream_options`` (or
-``POST /_control/stream_options``) plays a server that rejects that field, and
-``Reply.budget_exceeded()`` a LiteLLM proxy whose key has spent its budget.
+``POST /v1/messages`` speaks Anthropic's Messages API from the same script
+(:mod:`.anthropic_wire`). Answers report ``usage`` (scripted with ``Reply(usage=...)``, else
+estimated), in OpenAI's streams only when asked (``stream_options``), as OpenAI does;
+``refuse_stream_options`` (or ``POST /_control/stream_options``) plays a server that rejects
+that field, and ``Reply.budget_exceeded()`` a LiteLLM proxy whose key has spent its budget.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
+from .anthropic_wire import MESSAGES_PATH, serve_messages
 from .http import ClientGone, LoopbackHTTPServer, RequestHandler, http_chunk
 from .replies import DEFAULT_CONTENT, RecordedRequest, Reply, fim_text, last_user_text
 from .wire import (
@@ -224,6 +226,8 @@ class FakeOpenAIServer:
 
         if handler.command == "POST" and path == "/v1/chat/completions":
             self._chat(handler, record)
+        elif handler.command == "POST" and path == MESSAGES_PATH:
+            serve_messages(self, handler, record)
         elif handler.command == "POST" and path == "/v1/completions":
             self._chat(handler, record, text_completion=True)
         elif handler.command == "GET" and path == "/v1/models":
@@ -232,6 +236,23 @@ class FakeOpenAIServer:
             handler.respond_json(
                 404, error_json(404, f"Unknown path {handler.command} {path}.", code="not_found")
             )
+
+    def choose(self, body: Any) -> tuple[Reply, str]:
+        """The reply to a chat request's ``body`` and where it came from (for other wires)."""
+        return self._choose(body)
+
+    def next_id(self) -> int:
+        """A fresh number for an answer's id."""
+        return next(self._ids)
+
+    @property
+    def stopping(self) -> threading.Event:
+        """Set once the server stops (ends waits in ``Reply.delay`` and ``chunk_delay``)."""
+        return self._stopping
+
+    def client_gone(self, handler: RequestHandler, record: RecordedRequest) -> None:
+        """Record that the client hung up while ``record`` was answered."""
+        self._client_gone(handler, record)
 
     def _choose(self, body: Any, *, text_completion: bool = False) -> tuple[Reply, str]:
         # A text completion (fill-in-the-middle) is routed on its prompt and suffix.

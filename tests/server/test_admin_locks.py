@@ -280,7 +280,7 @@ class TestBrokenUserConfig:
         assert ext_app.max_history_messages == 200
         assert ext_app.agent.settings.agent_policy == "risky"
         known = "known: ['api_key', 'base_url', 'extra_headers', 'max_retries', 'max_tokens', "
-        known += "'model', 'temperature', 'timeout']"
+        known += "'model', 'protocol', 'temperature', 'timeout']"
         lines = [
             "Chapyter.agent_policy must be one of ask, risky, never, not 'bogus'; the "
             "administrator's 'risky' is used instead.",

@@ -20,7 +20,7 @@ from tests.mcp_servers import everything_server, sqlite_server, time_server
 from .agent_browser import NOTEBOOK, Browser, agent_body, tool_messages
 
 ENV_SECRET = "mcp-env-SECRET-7d1e0c9b5a"
-README = Path(__file__).resolve().parents[2] / "README.md"
+MCP_DOC = Path(__file__).resolve().parents[2] / "docs" / "tools-and-mcp.md"
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -172,11 +172,11 @@ async def test_a_server_that_cannot_start_is_one_notice_and_the_agent_is_told(br
     assert reader.first("done")["status"] == "complete"
 
 
-def _readme_example(tmp_path: Path | None = None) -> dict[str, Any]:
-    """The README's ``mcpServers`` example, as written (its command on PATH)."""
-    text = README.read_text(encoding="utf-8")
+def _documented_example(tmp_path: Path | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` example of docs/tools-and-mcp.md, as written (its command on PATH)."""
+    text = MCP_DOC.read_text(encoding="utf-8")
     block = re.search(r"```json\n(\{\s*\"mcpServers\".*?)\n```", text, re.S)
-    assert block, "README has no mcpServers example"
+    assert block, "docs/tools-and-mcp.md has no mcpServers example"
     return json.loads(block.group(1))["mcpServers"]
 
 
@@ -186,9 +186,9 @@ def venv_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
-@pytest.mark.mcp.with_args(_readme_example)
-async def test_the_readme_example_works(venv_on_path, browser, fake):
-    servers = _readme_example()
+@pytest.mark.mcp.with_args(_documented_example)
+async def test_the_documented_example_works(venv_on_path, browser, fake):
+    servers = _documented_example()
     (name,) = servers
     fake.script(
         Reply(tool_calls=[call(f"{name}__get_current_time", {"timezone": "Europe/Paris"})]),

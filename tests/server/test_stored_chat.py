@@ -110,6 +110,21 @@ async def test_off_by_default_the_notebook_gets_only_its_id(
     assert on_disk(jp_root_dir, "other.ipynb")["metadata"] == {"keep": 1}
 
 
+async def test_the_services_read_a_setting_changed_at_run_time(ext_app, get_json, monkeypatch):
+    # One settings object: the chat, Fix, the contents hook and GET config read it when used.
+    settings = ext_app.shared_settings
+    assert ext_app.chat.settings is settings and ext_app.contents.settings is settings
+    monkeypatch.setattr(settings, "save_chat_in_notebook", True)
+    monkeypatch.setattr(settings, "save_chat_max_bytes", 2048)
+    monkeypatch.setattr(settings, "context_budget", 1234)
+    monkeypatch.setattr(settings, "prompt_style", "small")
+    monkeypatch.setattr(settings, "prices", {"m": {"input": 1.0, "output": 2.0}})
+    _, config = await get_json("chapyter-ext", "config")
+    assert config["save_chat_in_notebook"] is True and config["context_budget"] == 1234
+    assert ext_app.contents.save_chat and ext_app.contents.max_bytes == 2048
+    assert ext_app.chat.prompt_style == "small" and ext_app.agent.prices == settings.prices
+
+
 @pytest.mark.chapyter_config(
     {"Chapyter": {"save_chat_in_notebook": True, "save_chat_max_bytes": 4096}}
 )
@@ -181,7 +196,7 @@ async def test_saved_here_and_continued_where_the_server_never_saw_it(
     notebook, put_notebook, post_chat, fake, jp_root_dir, ext_app, get_json, jp_fetch, monkeypatch
 ):
     # Saved with its chat (the setting flipped at run time) ...
-    monkeypatch.setattr(ext_app.contents, "save_chat", True)
+    monkeypatch.setattr(ext_app.contents.settings, "save_chat_in_notebook", True)
     fake.script("forty-two")
     await put_notebook("a.ipynb", notebook())
     await post_chat({"notebook": "a.ipynb", "message": "the answer?", "notebook_id": NB_ID})
@@ -258,7 +273,7 @@ def test_every_message_read_from_a_file_is_marked_imported():
 async def test_imported_messages_stay_marked_through_reloads_saves_and_reimports(
     notebook, put_notebook, post_chat, fake, jp_root_dir, ext_app, get_json, monkeypatch
 ):
-    monkeypatch.setattr(ext_app.contents, "save_chat", True)
+    monkeypatch.setattr(ext_app.contents.settings, "save_chat_in_notebook", True)
     await put_notebook("f.ipynb", notebook())
     body = {"notebook": "f.ipynb", "notebook_id": NB_ID, "chat": forged_chat()}
     status, view = await get_json("chapyter-ext", "history", "import", method="POST", body=body)

@@ -2,6 +2,7 @@
  * The chat's wire format, read: server-sent events of `POST chapyter-ext/chat` (and of agent
  * turns, `POST chapyter-ext/agent`: `step`, `step_done`) decoded into typed {@link ChatEvent}s, so the model and the views never parse the wire. The server side
  * is `chapyter_ext/server/events.py`; `sse.ts` is the generic event-stream parser below both.
+ * Both are tested against `tests/vectors/contract.json` (`events`), documented in `docs/protocol.md`.
  */
 
 import { IServerSentEvent, readEvents } from './sse';
@@ -114,7 +115,8 @@ export type ChatEvent =
   | IStepEvent
   | IStepDoneEvent;
 
-const EVENT_NAMES = [
+/** The event types read here: the contract's (`tests/vectors/contract.json`, `events`). */
+export const EVENT_NAMES: readonly string[] = [
   'start',
   'notice',
   'token',
