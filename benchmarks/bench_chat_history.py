@@ -1,4 +1,4 @@
-"""What the chat history's bookkeeping costs (issue 23): the index read at server start, the
+"""What the chat history's bookkeeping costs: the index read at server start, the
 pre-save hook every notebook save runs on the event loop, and following a folder rename.
 
 The history is made on a temporary disk the way the server makes it (``ChatHistoryStore``,
@@ -26,9 +26,9 @@ from functools import partial
 from pathlib import Path
 
 from chapyter_ext.config import Chapyter
+from chapyter_ext.history.contents_events import ContentsBridge
+from chapyter_ext.history.store import ChatHistoryStore, ChatMessage, HistoryWorker, new_id
 from chapyter_ext.redact import Redactor
-from chapyter_ext.server.contents_events import ContentsBridge
-from chapyter_ext.server.history import ChatHistoryStore, ChatMessage, HistoryWorker, new_id
 
 
 def fill(root: Path, notebooks: int, messages: int, folder: str = "nb") -> ChatHistoryStore:

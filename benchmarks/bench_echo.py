@@ -19,9 +19,10 @@ import argparse
 import statistics
 import time
 
+from chapyter_ext.chat.prompts import CHAT_SYSTEM_PROMPT
 from chapyter_ext.guards.answers import clean_answer
 from chapyter_ext.guards.echo import Instructions, request_instructions
-from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT, build_messages
+from chapyter_ext.messages import build_messages
 from chapyter_ext.rules import ProjectRules, RuleFile, with_rules
 
 RULES = ProjectRules(

@@ -4,7 +4,7 @@ or run but miss what the cell was for.
 
 Each case sets up a kernel (an in-process IPython shell), runs the failing cell to get its
 real error, reads the kernel's variables as the browser does (``describe_variables``), and
-asks the server's Fix path (:func:`chapyter_ext.server.fix.propose_fix`: the cheap repairs,
+asks the server's Fix path (:func:`chapyter_ext.fix.service.propose_fix`: the cheap repairs,
 then the small model's seeded candidates, all checked) with nothing configured, so the
 bundled SmolLM2-135M answers. A proposal offered as runnable is then run in a fresh kernel
 set up the same way: it must run without an error, and its ``check`` (what the fix was for)
@@ -114,9 +114,9 @@ def _error(shell, result) -> dict[str, Any]:
 
 
 async def _propose(case: Case, snapshot: dict, error: dict, services: tuple) -> dict:
-    from chapyter_ext.fixes import FixRequest
-    from chapyter_ext.server.chat import parse_context
-    from chapyter_ext.server.fix import propose_fix
+    from chapyter_ext.chat import parse_context
+    from chapyter_ext.fix.request import FixRequest
+    from chapyter_ext.fix.service import propose_fix
 
     registry, chat = services
     body = {
@@ -131,9 +131,9 @@ async def _propose(case: Case, snapshot: dict, error: dict, services: tuple) -> 
 
 
 def _services():
+    from chapyter_ext.chat import ChatService
     from chapyter_ext.config import Chapyter
     from chapyter_ext.endpoints import ModelRegistry
-    from chapyter_ext.server.chat import ChatService
 
     settings = Chapyter()
     registry = ModelRegistry.from_config({}, "", settings)
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.model_only:
-        import chapyter_ext.server.fix as fix
+        import chapyter_ext.fix.service as fix
 
         fix.repairs = lambda *a, **k: []  # type: ignore[assignment]
     for name in list(os.environ):

@@ -1,5 +1,5 @@
 """Ten users start at once on a real JupyterHub: from the spawn request to the first streamed
-chat answer through the hub's proxy (issue 31).
+chat answer through the hub's proxy.
 
 Run: .venv/bin/python benchmarks/bench_hub.py [--users 10] [--rounds 3] [--port-base 19200]
 

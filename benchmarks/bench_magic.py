@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/bench_magic.py [--runs N] [--only load,first,wa
 
 1. load: `%load_ext chapyter_ext` in a fresh Python process with IPython already imported (as
    in a kernel), so nothing is cached between samples; and how long a trivial cell run right
-   after it takes while the background warm-up (`chapyter_ext.warmup`) is busy, which shows
+   after it takes while the background warm-up (`chapyter_ext.magic.warmup`) is busy, which shows
    whether the kernel stays responsive.
 2. first: the first `%%ai` of a fresh process (`%load_ext`, one small cell, then `%%ai`), once
    right after `%load_ext` (as "Run all" does) and once after a pause (a user writing the
@@ -71,7 +71,7 @@ shell.run_line_magic("load_ext", "chapyter_ext")
 load = time.perf_counter() - t
 shell.run_cell("rain = [763, 16, 722]\ntotal = sum(rain)")
 time.sleep(pause)
-from chapyter_ext import warmup
+from chapyter_ext.magic import warmup
 w = warmup.state
 warm_s = w["finished"] - w["started"] if w["finished"] is not None else None
 t = time.perf_counter()

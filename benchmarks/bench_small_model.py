@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a Chapyter setting, e.g. --set prompt_style=\"'full'\" (the prompt before issue 13)",
+        help="a Chapyter setting, e.g. --set prompt_style=\"'full'\" (the full prompt)",
     )
     args = parser.parse_args(argv)
     for name in list(os.environ):

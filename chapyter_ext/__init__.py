@@ -22,13 +22,13 @@ def _jupyter_server_extension_points():
 
 def load_ipython_extension(ipython):
     """Register ``%%ai`` and ``%ai`` (``%load_ext chapyter_ext``)."""
-    from .magics import load_ipython_extension as load
+    from .magic.magics import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython):
     """Undo :func:`load_ipython_extension` (``%unload_ext chapyter_ext``)."""
-    from .magics import unload_ipython_extension as unload
+    from .magic.magics import unload_ipython_extension as unload
 
     unload(ipython)

@@ -60,14 +60,7 @@ EVERY = "*"
 _SWITCHES = {"on": True, "off": False}
 
 
-def _lock(name: str) -> Any:
-    from .config_values import setting_tag
-
-    return setting_tag(name, "lock")
-
-
-def _order(name: str) -> tuple[str, ...]:
-    lock = _lock(name)
+def _order(lock: Any) -> tuple[str, ...]:
     return tuple(lock) if isinstance(lock, (tuple, list)) else ()
 
 
@@ -87,15 +80,15 @@ class _Default:
 _DEFAULT: Any = _Default()
 
 
-def stricter(name: str, value: Any, floor: Any) -> Any:
-    """``value`` if it is at least as strict as ``floor`` for setting ``name``, else ``floor``.
+def stricter(lock: Any, value: Any, floor: Any) -> Any:
+    """``value`` if it is at least as strict as ``floor`` for a setting whose ``lock``
+    metadata is ``lock``, else ``floor``.
 
     For a setting without an order (a model name, a URL, a list, a dict) only ``floor`` itself
     is allowed.
     """
-    lock = _lock(name)
-    if _order(name):
-        order = _order(name)
+    order = _order(lock)
+    if order:
         rank = {word: i for i, word in enumerate(order)}
         given = str(value).lower()
         if given in rank and rank[given] <= rank.get(str(floor).lower(), len(order)):
@@ -124,15 +117,16 @@ def shown(name: str, value: Any) -> str | None:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def _describe(name: str, floor: Any) -> str:
-    """How a lock of ``name`` at ``floor`` reads: ``at least 'risky' (not 'never')``."""
-    order = _order(name)
+def _describe(name: str, floor: Any, lock: Any) -> str:
+    """How a lock of ``name`` (its ``lock`` metadata) at ``floor`` reads: ``at least 'risky'
+    (not 'never')``."""
+    order = _order(lock)
     if str(floor).lower() in order:
         looser = order[order.index(str(floor).lower()) + 1 :]
         if looser:
             return f"at least {floor!r} (not {' or '.join(map(repr, looser))})"
         return f"{floor!r}"
-    if _lock(name) == "lower":
+    if lock == "lower":
         return f"at most {floor!r}"
     return shown(name, floor) or ""
 
@@ -145,6 +139,8 @@ class AdminLocks:
 
     values: Mapping[str, Any] = field(default_factory=dict)
     server: Mapping[str, Any] = field(default_factory=dict)
+    #: Each locked ``Chapyter`` setting's ``lock`` metadata (what a lock still lets a user do).
+    locks: Mapping[str, Any] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.values) or bool(self.server)
@@ -161,13 +157,13 @@ class AdminLocks:
         floor = self.values[name]
         if floor is _DEFAULT and settings is not None:
             floor = _resolved(settings, name, floor)
-        return stricter(name, value, floor)
+        return stricter(self.locks.get(name), value, floor)
 
     def describe(self, name: str) -> str:
         """How the lock on ``name`` reads in a message (``''`` if it is not locked)."""
         if name not in self.values:
             return ""
-        return _describe(name, self.values[name])
+        return _describe(name, self.values[name], self.locks.get(name))
 
 
 def hold(
@@ -184,11 +180,12 @@ def hold(
                 "chapyter-ext: Chapyter.locked names %r, not a setting; ignored.", qualified
             )
             continue
-        key = name if section != SERVER else qualified  # the orders are Chapyter's
+        key = name if section != SERVER else qualified
+        lock = obj.trait_metadata(name, "lock") if section != SERVER else None
         try:
             floor = _resolved(obj, name, value)
             current = getattr(obj, name)
-            allowed = stricter(key, current, floor)
+            allowed = stricter(lock, current, floor)
             if allowed == current:
                 continue
             setattr(obj, name, allowed)
@@ -203,7 +200,7 @@ def hold(
         mine = shown(key, current)
         lines.append(
             f"{qualified} is locked by the administrator"
-            + (f" to {_describe(key, floor)}" if mine is not None else "")
+            + (f" to {_describe(key, floor, lock)}" if mine is not None else "")
             + (f": your {mine} is not used." if mine is not None else ": your value is not used.")
         )
     return lines
@@ -307,7 +304,8 @@ def _locks_in(dirs: tuple[str, ...], settings: type[Configurable]) -> AdminLocks
             server_values[name] = server.get(name, _DEFAULT)
         else:
             log.warning("chapyter-ext: Chapyter.locked names %r, not a setting; ignored.", entry)
-    return AdminLocks(values, server_values)
+    locks = {name: traits[name].metadata.get("lock") for name in values}
+    return AdminLocks(values, server_values, locks)
 
 
 def _lazy(value: Any, default: Any) -> Any:

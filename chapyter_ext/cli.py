@@ -43,7 +43,7 @@ def _regenerate(args: argparse.Namespace) -> int:
 
     from .agent.headless import AgentRunError
     from .endpoints import EndpointConfigError
-    from .replay import RegenerateError, regenerate_file
+    from .magic.replay import RegenerateError, regenerate_file
 
     try:
         redactor = _kernel_redactor()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,6 +22,7 @@ from traitlets import (
     Int,
     List,
     TraitError,
+    TraitType,
     Unicode,
     default,
     validate,
@@ -35,7 +37,7 @@ from .config_values import (
     SecretHeaders,
     SecretUnicode,
     SecretValues,
-    check_setting,
+    check_value,
     checked,
     from_env,
     load_each,
@@ -462,3 +464,16 @@ class Chapyter(Configurable):
         """Host (and port) of the endpoint: safe to show, unlike the URL's userinfo or the key."""
         parts = urlsplit(self.effective_base_url)
         return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else "?"
+
+
+@cache
+def setting_trait(name: str) -> TraitType | None:
+    """The ``Chapyter`` trait of setting ``name`` (None for another name, e.g. a server's)."""
+    return Chapyter.class_traits(config=True).get(name)
+
+
+def check_setting(name: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for the setting ``name`` (a ``Chapyter`` trait or an
+    ``Endpoint`` field), as the end of a sentence; None when it is fine
+    (:func:`~chapyter_ext.config_values.check_value` with its trait)."""
+    return check_value(name, setting_trait(name), value)

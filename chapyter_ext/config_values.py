@@ -8,7 +8,6 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable
-from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,12 +24,10 @@ __all__ = [
     "SecretUnicode",
     "SecretValues",
     "check_server_setting",
-    "check_setting",
+    "check_value",
     "checked",
     "from_env",
     "load_each",
-    "setting_tag",
-    "setting_trait",
 ]
 
 # RFC 9110 token: what an HTTP header name may be made of.
@@ -273,20 +270,6 @@ def checked(namespace: dict[str, Any]) -> list[str]:
     ]
 
 
-@cache
-def setting_trait(name: str) -> TraitType | None:
-    """The ``Chapyter`` trait of setting ``name`` (None for another name, e.g. a server's)."""
-    from .config import Chapyter
-
-    return Chapyter.class_traits(config=True).get(name)
-
-
-def setting_tag(name: str, tag: str, default: Any = None) -> Any:
-    """The metadata ``tag`` of setting ``name`` (``default`` when it has none)."""
-    trait = setting_trait(name)
-    return default if trait is None else trait.metadata.get(tag, default)
-
-
 def _range_problem(trait: TraitType, value: Any) -> str | None:
     tags = trait.metadata
     whole = isinstance(trait, Int)
@@ -312,13 +295,13 @@ def _range_problem(trait: TraitType, value: Any) -> str | None:
     return f"must be a {valid}, not {value!r}"
 
 
-def check_setting(name: str, value: Any) -> str | None:
-    """What is wrong with ``value`` for the setting ``name`` (a ``Chapyter`` trait or an
-    ``Endpoint`` field), as the end of a sentence; None when it is fine. The checks are the
-    trait's metadata (:data:`CHECK_TAGS`) and :data:`FORMATS`."""
+def check_value(name: str, trait: TraitType | None, value: Any) -> str | None:
+    """What is wrong with ``value`` for the setting ``name`` (its ``Chapyter`` trait, or None
+    for an ``Endpoint`` field that is none), as the end of a sentence; None when it is fine.
+    The checks are the trait's metadata (:data:`CHECK_TAGS`) and :data:`FORMATS`
+    (``config.check_setting`` finds the trait by name)."""
     if name in FORMATS:
         return FORMATS[name](value)
-    trait = setting_trait(name)
     if trait is None:
         return None
     choices = trait.metadata.get("choices")
@@ -366,9 +349,10 @@ def load_each(
 
 def from_env(name: str, variable: str) -> str:
     """The environment's default for a setting, checked like a set value (traitlets does not
-    validate dynamic defaults): a bad one fails on use, as one line naming the variable."""
+    validate dynamic defaults; the variables hold a model, a URL or a key, so their
+    :data:`FORMATS` are the checks): a bad one fails on use, as one line naming the variable."""
     value = os.environ.get(variable, "")
-    problem = check_setting(name, value) if value else None
+    problem = check_value(name, None, value) if value else None
     if problem:
         raise TraitError(f"Chapyter.{name} {problem} (from ${variable}).")
     return value

@@ -54,7 +54,7 @@ def _headers(value: Any) -> tuple[tuple[str, str], ...]:
 
 def _check_types(name: str, entry: Mapping[str, Any]) -> None:
     """Refuse values of the wrong type now, not as an odd failure at the first request."""
-    from .config_values import check_setting
+    from .config import check_setting
 
     for key, value in entry.items():
         if key in ("base_url", "api_key", "model", "protocol"):

@@ -9,7 +9,7 @@ them. For each example:
 1. The notebook is made from the cells below (stable cell ids, seeded data).
 2. Generate: nbclient runs it with ``CHAPYTER_REGENERATE=1`` in a real kernel, as
    ``chapyter-ext regenerate`` does; each answer goes below its prompt with exactly the metadata
-   the JupyterLab frontend writes (``chapyter_ext.replay.apply_generation`` mirrors links.ts
+   the JupyterLab frontend writes (``chapyter_ext.magic.replay.apply_generation`` mirrors links.ts
    ``generatedMetadata``/``promptMetadata``) and runs.
 3. An answer that did not change (same request, model and code) keeps the provenance already
    committed, so rebuilding without changes gives no diff.
@@ -28,7 +28,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from chapyter_ext.contract import METADATA_KEY
-from chapyter_ext.replay import regenerate_notebook
+from chapyter_ext.magic.replay import regenerate_notebook
 from chapyter_ext.testing.openai_server import FakeOpenAIServer
 
 HERE = Path(__file__).resolve().parent

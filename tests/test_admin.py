@@ -13,7 +13,7 @@ from traitlets import TraitError
 from traitlets.config import Config
 
 from chapyter_ext.admin import admin_config_dirs, admin_locks, stricter
-from chapyter_ext.config import Chapyter
+from chapyter_ext.config import Chapyter, setting_trait
 from chapyter_ext.redact.logs import SecretLogFilter, install_log_redaction
 
 
@@ -28,18 +28,24 @@ def system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return system
 
 
+def lock_of(name: str) -> object:
+    """The ``lock`` metadata of setting ``name``."""
+    trait = setting_trait(name)
+    return trait.metadata.get("lock") if trait is not None else None
+
+
 def write(folder: Path, name: str, chapyter: dict) -> None:
     (folder / name).write_text(json.dumps({"Chapyter": chapyter}))
 
 
 def test_stricter_orders_policies_and_caps() -> None:
-    assert stricter("agent_policy", "ask", "risky") == "ask"
-    assert stricter("agent_policy", "never", "risky") == "risky"
-    assert stricter("agent_policy", "bogus", "risky") == "risky"
-    assert stricter("run_policy", "risky", "risky") == "risky"
-    assert stricter("agent_max_steps", 3, 5) == 3
-    assert stricter("agent_max_steps", 50, 5) == 5
-    assert stricter("model", "gpt-4o", "class-model") == "class-model"
+    assert stricter(lock_of("agent_policy"), "ask", "risky") == "ask"
+    assert stricter(lock_of("agent_policy"), "never", "risky") == "risky"
+    assert stricter(lock_of("agent_policy"), "bogus", "risky") == "risky"
+    assert stricter(lock_of("run_policy"), "risky", "risky") == "risky"
+    assert stricter(lock_of("agent_max_steps"), 3, 5) == 3
+    assert stricter(lock_of("agent_max_steps"), 50, 5) == 5
+    assert stricter(lock_of("model"), "gpt-4o", "class-model") == "class-model"
 
 
 def test_only_system_folders_count(system: Path, tmp_path: Path) -> None:
@@ -115,9 +121,9 @@ def test_status_names_the_locked_settings(system: Path) -> None:
 
 def test_a_feature_locked_off_stays_off_and_one_locked_on_may_be_turned_off() -> None:
     for feature in ("chat", "agent", "inline_completion", "mcp"):
-        assert stricter(feature, True, False) is False
-        assert stricter(feature, False, True) is False
-    assert stricter("trials", False, True) is True  # trials on is the strict side
+        assert stricter(lock_of(feature), True, False) is False
+        assert stricter(lock_of(feature), False, True) is False
+    assert stricter(lock_of("trials"), False, True) is True  # trials on is the strict side
 
 
 def test_locked_names_the_servers_settings_too(system: Path, caplog) -> None:

@@ -1,4 +1,4 @@
-"""``chapyter-ext check`` finds secrets a notebook holds (issue 30): each key shape in each place
+"""``chapyter-ext check`` finds secrets a notebook holds: each key shape in each place
 a committed notebook shows text (stream, every textual output value, error, attachment,
 source), named by file, cell, kind and length, never its value; hashes, UUIDs and images are no
 secrets; the pre-commit hook blocks such a commit."""

@@ -11,7 +11,7 @@ import pytest
 
 from chapyter_ext.agent.tools.fenced import fenced_step
 from chapyter_ext.contract import code_block_key
-from chapyter_ext.fixes import FixRequest, parse_fix_answer
+from chapyter_ext.fix.request import FixRequest, parse_fix_answer
 from chapyter_ext.guards import check_code
 from chapyter_ext.guards.answers import code_block_checks
 from chapyter_ext.guards.verdict import LIST_PROBLEM

@@ -8,8 +8,8 @@ import json
 import openai
 import pytest
 
-from chapyter_ext.redact import Redactor
-from chapyter_ext.server.complete import (
+from chapyter_ext.complete.cleaner import SuggestionCleaner
+from chapyter_ext.complete.service import (
     CURSOR,
     CompletionError,
     CompletionRequest,
@@ -17,7 +17,7 @@ from chapyter_ext.server.complete import (
     cells_block,
     names_block,
 )
-from chapyter_ext.server.complete_cleaner import SuggestionCleaner
+from chapyter_ext.redact import Redactor
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 

@@ -101,7 +101,7 @@ def test_in_a_kernel_a_bad_value_is_one_line_and_a_bad_environment_too():
 
 
 # ---------------------------------------------------------------------------------------------
-# Secret values are never shown (issue 20 §3)
+# Secret values are never shown
 
 KEY = "sk-test-CONFIGKEY-0123456789abcdef"
 HEADER = "hdr-CONFIG-HEADER-0987654321"

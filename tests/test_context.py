@@ -402,7 +402,11 @@ def test_last_error_in_a_function_and_a_syntax_error(shell):
 
 def test_chapyter_errors_are_never_the_last_error(shell):
     # A failed %%ai raises chapyter-ext's own error: the user's code did not fail.
-    run(shell, "1 / 0", "from chapyter_ext.magics import ChapyterError\nraise ChapyterError('no')")
+    run(
+        shell,
+        "1 / 0",
+        "from chapyter_ext.magic.magics import ChapyterError\nraise ChapyterError('no')",
+    )
     assert type(sys.last_value).__name__ == "ChapyterError"
     summary = last_error_summary(shell)
     assert summary.startswith("ZeroDivisionError: division by zero"), summary

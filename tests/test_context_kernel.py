@@ -1,5 +1,5 @@
 """In a real kernel: a failed ``%%ai`` is never the "last error"; ``%%ai`` and the chat's snapshot
-carry the facts the request is about (issue 14)."""
+carry the facts the request is about."""
 
 from __future__ import annotations
 

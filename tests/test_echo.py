@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chapyter_ext.agent import AgentLimits, AgentLoop, Finish
+from chapyter_ext.chat.prompts import CHAT_SYSTEM_PROMPT
 from chapyter_ext.context.notebook import NotebookSnapshot, chat_context
 from chapyter_ext.guards.answers import (
     ECHO_LINE,
@@ -20,8 +21,8 @@ from chapyter_ext.guards.echo import (
     notebook_text,
     request_instructions,
 )
+from chapyter_ext.messages import build_messages
 from chapyter_ext.redact import Redactor
-from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT, build_messages
 from chapyter_ext.rules import ProjectRules, RuleFile, with_rules
 
 INTRO = "Sales of 2024, by region. We compare the regions and keep the ones above the median."

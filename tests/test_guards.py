@@ -9,6 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
+from chapyter_ext.chat import parse_context
+from chapyter_ext.complete.suggestions import SuggestionGuard, reads_as_prose
 from chapyter_ext.context import describe_variables
 from chapyter_ext.contract import code_block_key
 from chapyter_ext.guards import (
@@ -26,8 +28,6 @@ from chapyter_ext.guards.answers import (
     code_block_checks,
     echoed,
 )
-from chapyter_ext.guards.suggestions import SuggestionGuard, reads_as_prose
-from chapyter_ext.server.chat import parse_context
 from chapyter_ext.tracebacks import failing_line
 
 NAMESPACE = {

@@ -19,8 +19,8 @@ import pytest
 from nbclient import NotebookClient
 
 from chapyter_ext.contract import FRONTEND_MARKER, code_sha256
+from chapyter_ext.magic.replay import REPLAY_LINE, identify_caller
 from chapyter_ext.notebook_check import check_notebook
-from chapyter_ext.replay import REPLAY_LINE, identify_caller
 from chapyter_ext.testing.openai_server import Reply
 from tests.kernel_harness import execute_request
 
@@ -218,7 +218,7 @@ def provenance_for(code: str, request: str = "fix the error") -> dict:
 
 
 def test_apply_generation_mirrors_the_frontend():
-    from chapyter_ext.replay import apply_generation
+    from chapyter_ext.magic.replay import apply_generation
 
     def new_cell(code, metadata):
         cell = nbformat.v4.new_code_cell(code, metadata=metadata)
@@ -285,7 +285,7 @@ def test_chapyter_ext_regenerate_writes_the_new_code(server, tmp_path, capsys):
 
 
 def test_regenerate_with_a_syntax_error_answer_fails_and_runs_nothing(server, tmp_path, capsys):
-    # Issue 10 item 11 in a batch: the broken answer is neither run nor written silently.
+    # In a batch: the broken answer is neither run nor written silently.
     from chapyter_ext.cli import main
 
     server.default_reply = Reply(content="```python\nprint('broken'\n```")
@@ -425,7 +425,7 @@ def test_run_option_in_a_kernel_without_our_frontend(kernel, server):
 
 
 def test_run_option_in_a_kernel_runs_a_cell_the_history_records(kernel, server):
-    # Issue 10 item 9: the code runs as an input of its own, after the %%ai cell, so the
+    # The code runs as an input of its own, after the %%ai cell, so the
     # history has it and the execution count the frontend shows is that input's.
     before, _, _ = execute(kernel, "pass", allow_stdin=True, metadata={"cellId": "c"})
     reply, stdout, _ = execute(

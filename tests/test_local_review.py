@@ -11,7 +11,7 @@ import pytest
 from chapyter_ext.config import Chapyter
 from chapyter_ext.contract import PROGRESS_MIME, parse_magic_line
 from chapyter_ext.endpoints import describe_endpoint
-from chapyter_ext.magics import REVIEW_NOTE, review_first
+from chapyter_ext.magic.magics import REVIEW_NOTE, review_first
 from tests.kernel_harness import Kernel
 from tests.test_local_model import needs_local_model
 

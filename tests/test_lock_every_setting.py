@@ -1,4 +1,4 @@
-"""Every administrator default can be a lock (issue 31, item 3): each setting of ``Chapyter``
+"""Every administrator default can be a lock: each setting of ``Chapyter``
 and of ``ChapyterExtApp``, set and locked in a system-wide file, holds against a user's own
 config that sets it otherwise (and, for ``Chapyter``, against ``%config`` later), saying so in
 one line. A setting added without a row here fails ``test_every_setting_has_a_row``.

@@ -157,7 +157,7 @@ def test_failures_are_one_clear_line(server, kernel, reply, phrases):
 
 
 def test_syntax_error_answer_is_delivered_unrun(server, kernel):
-    # Issue 10 item 11: the answer stays visible below, never run, and says why.
+    # The answer stays visible below, never run, and says why.
     server.script("```python\nbroken_flag = True\ndef broken(:\n```")
     run = kernel.run("%%ai\ndo something")
     assert run.status == "error"
@@ -284,7 +284,7 @@ def test_loading_does_not_import_openai():
 
 
 # ---------------------------------------------------------------------------------------------
-# Secrets never shown (issue 20 §3)
+# Secrets never shown
 
 HEADER_VALUE = "hdr-KERNEL-HEADER-7654321"
 

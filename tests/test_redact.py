@@ -221,7 +221,7 @@ def test_redact_traceback_keeps_the_trace_and_drops_the_secret():
 
 
 # ---------------------------------------------------------------------------------------------
-# Known keys, also in part (issue 20 §3)
+# Known keys, also in part
 
 KEY = "sk-proj-Abc123Def456Ghi789Jkl012Mno345"  # the configured key
 HEADER = "hdr-SECRET-MARKER-456"  # an extra header value

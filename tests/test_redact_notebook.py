@@ -334,7 +334,7 @@ def test_vectors_cover_every_kind_and_the_events_follow_the_schema():
     from jsonschema import ValidationError
     from jupyter_events.schema import EventSchema
 
-    from chapyter_ext.server.contents_events import REDACTED_SCHEMA, REDACTED_SCHEMA_ID
+    from chapyter_ext.history.contents_events import REDACTED_SCHEMA, REDACTED_SCHEMA_ID
 
     kinds = {c["shown"]["output_type"] for c in VECTORS["outputs"]}
     assert kinds == {"stream", "execute_result", "display_data", "error"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chapyter_ext.policy.remote_content import (
+from chapyter_ext.untrusted.remote_content import (
     RemoteResource,
     bundle_remote_resources,
     remote_host,

@@ -196,7 +196,7 @@ def test_terminal_run_option_retries(server, tmp_path):
 def test_identify_caller_reads_the_retry_request(retry, expected):
     from types import SimpleNamespace
 
-    from chapyter_ext.replay import identify_caller
+    from chapyter_ext.magic.replay import identify_caller
 
     request = {"content": {}, "metadata": {**FRONTEND, RETRY_MARKER: retry}}
     shell = SimpleNamespace(kernel=SimpleNamespace(get_parent=lambda channel=None: request))

@@ -91,19 +91,19 @@ def test_choices_metadata_is_what_validation_enforces() -> None:
 
 
 def test_lock_metadata_is_what_a_lock_holds() -> None:
-    for name, trait in Chapyter.class_traits(config=True).items():
+    for trait in Chapyter.class_traits(config=True).values():
         lock = trait.metadata.get("lock")
         if lock == "lower":
-            assert stricter(name, 1, 2) == 1 and stricter(name, 3, 2) == 2
+            assert stricter(lock, 1, 2) == 1 and stricter(lock, 3, 2) == 2
         elif lock in ("on", "off"):
             strict = lock == "on"
-            assert stricter(name, strict, not strict) is strict
-            assert stricter(name, not strict, strict) is strict
+            assert stricter(lock, strict, not strict) is strict
+            assert stricter(lock, not strict, strict) is strict
         elif lock:
-            assert stricter(name, lock[0], lock[-1]) == lock[0]
-            assert stricter(name, lock[-1], lock[0]) == lock[0]
+            assert stricter(lock, lock[0], lock[-1]) == lock[0]
+            assert stricter(lock, lock[-1], lock[0]) == lock[0]
         else:
-            assert stricter(name, "mine", "admin's") == "admin's"
+            assert stricter(lock, "mine", "admin's") == "admin's"
 
 
 def _ts_defaults(path: Path, const: str) -> dict[str, object]:

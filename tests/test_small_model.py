@@ -16,20 +16,18 @@ import pytest
 from traitlets import TraitError
 
 from chapyter_ext.config import Chapyter
+from chapyter_ext.guards import check_candidate
 from chapyter_ext.help_pointers import ENDPOINTS_HINT
 from chapyter_ext.local_model import LOCAL_MODEL_NAME
-from chapyter_ext.request_messages import SYSTEM_PROMPT
-from chapyter_ext.small_model import (
-    CANDIDATES,
+from chapyter_ext.magic.prompts import SYSTEM_PROMPT
+from chapyter_ext.magic.small_prompt import (
     CODE_GRAMMAR,
     SMALL_MAX_TOKENS,
     SMALL_SYSTEM_PROMPT,
     build_small_messages,
-    check_candidate,
-    failed_message,
     pick_examples,
-    uses_small_prompt,
 )
+from chapyter_ext.profile import CANDIDATES, failed_message, uses_small_prompt
 from tests.test_local_model import needs_local_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import pytest
 
 from chapyter_ext.llm import Endpoint
 from chapyter_ext.local_model import LOCAL_MODEL_NAME
-from chapyter_ext.small_model.candidates import (
+from chapyter_ext.magic.candidates import (
     NoPassingCandidate,
     first_passing_candidate,
     raised_in_trial,

@@ -1,5 +1,5 @@
-"""The background warm-up that ``%load_ext`` starts (``chapyter_ext.warmup``): what it prepares,
-what it must never do (send a request, start the bundled local model), and a ``%%ai`` run
+"""The background warm-up that ``%load_ext`` starts (``chapyter_ext.magic.warmup``): what it
+prepares, what it must never do (send a request, start the bundled local model), and a ``%%ai`` run
 while it is still busy. Its speed is measured by ``benchmarks/bench_magic.py``, not here."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from chapyter_ext import warmup
 from chapyter_ext.context.fact_cache import CACHE
 from chapyter_ext.llm import clients
 from chapyter_ext.local_model import LocalModelServer
+from chapyter_ext.magic import warmup
 from chapyter_ext.testing.openai_server import FakeOpenAIServer, Reply
 
 ANSWER = "```python\nprint(sum(rain))\n```"
@@ -110,7 +110,7 @@ def test_warm_up_can_be_turned_off():
     code = (
         "from traitlets.config import Config\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
-        "from chapyter_ext import warmup\n"
+        "from chapyter_ext.magic import warmup\n"
         "config = Config()\n"
         "config.Chapyter.warm_up = False\n"
         "shell = InteractiveShell.instance(config=config)\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from chapyter_ext.chat import events
 from chapyter_ext.contract.protocol_doc import main, protocol_markdown
 from chapyter_ext.redact import Redactor
-from chapyter_ext.server import events
 from chapyter_ext.testing.sse import SSEReader
 from chapyter_ext.testing.wire_shape import event_problems, event_types, fields_of
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 33, item 9: chat Send → answer painted in notebooks of 10, 200, 500 and 1,000 cells with
+# Chat Send → answer painted in notebooks of 10, 200, 500 and 1,000 cells with
 # outputs, in Debian's Chromium, against the fake model and a JupyterLab of its own. Prints the
 # result as JSON (also in benchmarks/big_notebook/results/latest.json). The runner:
 # benchmarks/browser/run.sh.

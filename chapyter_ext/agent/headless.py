@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic_write import check_target, write_notebook
 from ..contract import METADATA_KEY, SCHEMA_VERSION, generated_metadata, utc_now_iso
-from ..replay import ensure_cell_ids
+from ..magic import ensure_cell_ids
 from ..tracebacks import exception_line
 from .notebook_kernel import KernelRunError, NotebookKernel
 from .stop_signals import StopSignals, interrupted_note
@@ -277,9 +277,9 @@ class _Turn:
 
         from ..llm import LLMError, complete_step
         from ..policy import defined_functions
+        from ..profile import uses_small_prompt
         from ..redact import Redactor
         from ..rules import kernel_rules
-        from ..small_model import uses_small_prompt
         from .actions import Finish, Halt
         from .capabilities import capabilities
         from .limits import AgentLimits, turn_policy

@@ -58,10 +58,10 @@ from ..guards import Verdict, check_code
 from ..guards.answers import clean_answer
 from ..guards.echo import request_instructions
 from ..help_pointers import ENDPOINTS_HINT
+from ..messages import build_messages
 from ..parsing.fences import without_thinking
 from ..policy import bound_names, defined_functions
 from ..redact import Redactor
-from ..request_messages import build_messages
 from .actions import Action, Finish, Halt, ModelRequest, StepRecord, ToolStep
 from .limits import POLICIES, AgentLimits, time_cap_line
 from .results import StepResult, ToolOutput

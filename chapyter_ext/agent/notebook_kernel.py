@@ -12,8 +12,8 @@ import math
 import subprocess
 from typing import TYPE_CHECKING, Any
 
+from ..context import figures
 from ..tracebacks import exception_line
-from . import figures
 
 if TYPE_CHECKING:
     from ..trial.report import TrialReport

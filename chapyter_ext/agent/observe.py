@@ -2,11 +2,11 @@
 
 :func:`observe` turns a :class:`~chapyter_ext.agent.results.StepResult` into OpenAI content parts:
 one text part (stdout and stderr, the ``text/plain`` of results and displays, the error's name,
-message and only the traceback frames of the user's own code, ANSI codes stripped, redacted,
-trimmed to the budget), then, when the model accepts images, one image part per figure;
-otherwise the figures' text digests (built in the kernel by :mod:`.figures`, redacted here like
-the outputs: both drivers' results pass this one place) are in the text.
-:func:`outcome` is the one line the chat shows for the step.
+message and only the traceback frames of the user's own code, ANSI codes stripped, redacted, trimmed
+to the budget), then, when the model accepts images, one image part per figure; otherwise the
+figures' text digests (built in the kernel by :mod:`chapyter_ext.context.figures`, redacted here
+like the outputs: both drivers' results pass this one place) are in the text. :func:`outcome` is the
+one line the chat shows for the step.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _figure_line(value: Any) -> str:
 
 
 def describe_figure(digest: dict, number: int) -> str:
-    """A figure digest (:func:`chapyter_ext.agent.figures.digest`) as a few lines of text."""
+    """A figure digest (:func:`chapyter_ext.context.figures.digest`) as a few lines of text."""
     title = digest.get("suptitle")
     axes = [a for a in digest.get("axes") or [] if isinstance(a, dict)]
     head = f"Figure {number}" + (f" {title!r}" if title else "")

@@ -1,7 +1,7 @@
 """What a driver reports back for a step: a cell that ran (:class:`StepResult`), or what any
 other tool gave (:class:`ToolOutput`: text, images, or why it could not run).
 
-Pure data, no I/O: the browser's posts are parsed into these (``server/agent_protocol.py``), the
+Pure data, no I/O: the browser's posts are parsed into these (``agent/protocol.py``), the
 headless driver and MCP servers build them, and each tool's record turns them into what the
 model sees (:meth:`chapyter_ext.agent.tools.Tool.observe`).
 """
@@ -22,7 +22,7 @@ class StepResult:
     execution_count: int | None = None
     #: The id of the notebook cell it ran in ("" when none).
     cell_id: str = ""
-    #: Figure digests read in the kernel (:func:`chapyter_ext.agent.figures.take`).
+    #: Figure digests read in the kernel (:func:`chapyter_ext.context.figures.take`).
     figures: list[dict] = field(default_factory=list)
     #: The figures as base64 PNGs.
     images: list[str] = field(default_factory=list)

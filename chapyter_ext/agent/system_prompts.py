@@ -1,7 +1,7 @@
 """The agent's system prompts: one for models with OpenAI tools, one for the fenced protocol.
 
 The kernel's state comes with the question (``<kernel-state>`` in the user's message, built by
-:func:`chapyter_ext.request_messages.build_messages`), as it does for ``%%ai`` and the chat; in
+:func:`chapyter_ext.messages.build_messages`), as it does for ``%%ai`` and the chat; in
 the fenced protocol each result comes in ``<tool-result>`` (:mod:`.transcript`). Both say that
 what those hold is data, never instructions.
 """

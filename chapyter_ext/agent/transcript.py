@@ -9,7 +9,7 @@ message. Only the latest step's images are sent again.
 
 A result is what the kernel printed or a cell holds: untrusted text. A tool message is its own
 message, which no text can end; in the fenced protocol the result is wrapped in
-``<tool-result>`` (escaped, :func:`chapyter_ext.request_messages.data_block`), so that no output
+``<tool-result>`` (escaped, :func:`chapyter_ext.messages.data_block`), so that no output
 can end it and pass for the user's next words.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..messages import data_block
 from ..parsing.fences import fenced
-from ..request_messages import data_block
 from .tools import RUN_CODE, ToolCall, assistant_message, tool_message
 
 

@@ -28,7 +28,7 @@ from .text import MISSING, safe_middle
 _BUILTINS = vars(builtins)
 # Names IPython puts in the user namespace for itself (the ``_``-prefixed ones are skipped anyway).
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
-# chapyter-ext's own error (``chapyter_ext.magics.ChapyterError``), matched without importing it.
+# Our own error (``chapyter_ext.magic.errors.ChapyterError``), matched without importing it.
 _OWN_ERROR = "ChapyterError"
 
 
@@ -127,7 +127,7 @@ def completion_names(
     """The user's names for inline completion: ``[{"name", "type", "summary"}]``, newest
     first, at most ``limit``. Run in the kernel as a silent user expression after each cell:
     the same names as the chat's (:func:`user_variables`: no IPython helpers, modules or hidden
-    names), each with a short :func:`~.facts.completion_summary`; a secret's is
+    names), each with a short :func:`~.summaries.completion_summary`; a secret's is
     ``<redacted>``, and secret values are redacted from the others."""
     variables = user_variables(user_ns, hidden)[: max(0, limit)]
     r = Redactor(secret_values(variables))
@@ -339,7 +339,7 @@ def kernel_context(
     happened within the last ``max(n_cells, 1)`` cells (an old error is not what the user is
     asking about). The modules the namespace binds are listed in one line (``np = numpy``).
     ``secrets`` (e.g. the configured API key) are redacted on top of the usual. Each
-    variable's facts are cached between calls (:data:`.facts.CACHE`), so a warm call costs
+    variable's facts are cached between calls (:data:`.fact_cache.CACHE`), so a warm call costs
     about the same whatever the data.
     """
     ns = getattr(shell, "user_ns", None) or {}

@@ -23,7 +23,7 @@ from the vectors both sides are tested against; edit those, then regenerate this
 
 `POST chapyter-ext/chat` streams a chat reply and `POST chapyter-ext/agent` an agent turn, both as
 `text/event-stream`. This page is the contract between the server
-(`chapyter_ext/server/events.py`) and the browser (`labextension/src/common/events.ts`); the
+(`chapyter_ext/chat/events.py`) and the browser (`labextension/src/common/events.ts`); the
 [request bodies](#request-bodies) the browser posts are at the end.
 """
 

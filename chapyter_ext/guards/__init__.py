@@ -12,7 +12,7 @@
 - :mod:`.review`: review first with the bundled model.
 - :mod:`.answers`: chat and Explain answers that echo their instructions (:mod:`.echo`: what
   the server built, whole or in part); unmatched fences; each code block's verdict.
-- :mod:`.suggestions`: inline completion suggests code or nothing.
+- :mod:`chapyter_ext.complete.suggestions`: inline completion suggests code or nothing.
 """
 
 from .candidate import Candidate, check_candidate

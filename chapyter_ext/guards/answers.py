@@ -21,9 +21,9 @@ from typing import Any
 
 from ..contract import code_block_key
 from ..help_pointers import ENDPOINTS_HINT
+from ..messages import DATA_TAGS
 from ..parsing.code_blocks import answer_code_blocks
 from ..parsing.fences import PYTHON_LANGS, closing_fence, fence_spans
-from ..request_messages import DATA_TAGS
 from .echo import Instructions
 from .names import KernelNames
 from .verdict import check_code

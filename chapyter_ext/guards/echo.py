@@ -198,7 +198,7 @@ _DATA_BLOCK = re.compile(r"<(kernel-state|error)>\n.*?\n</\1>", re.DOTALL)
 
 def request_instructions(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """The texts the server built among a request's ``messages`` (as
-    :func:`chapyter_ext.request_messages.build_messages` makes them): the system messages, and
+    :func:`chapyter_ext.messages.build_messages` makes them): the system messages, and
     the data blocks of the last user message. Earlier turns are the conversation, not
     instructions."""
     texts = [

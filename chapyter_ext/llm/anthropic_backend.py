@@ -22,10 +22,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from .anthropic_messages import FINISH_REASONS, request_params
-from .backend import StepDelta, StepReply
 from .endpoint import Endpoint
 from .errors import LLMError, empty_error, status_error, to_llm_error
 from .retry import CallbackError, Progress, wait_or_raise, with_retries
+from .steps import StepDelta, StepReply
 from .tool_calls import ToolCallParts
 from .usage import Usage
 

@@ -15,15 +15,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .errors import LLMError
+from .steps import StepDelta, StepReply
 
 if TYPE_CHECKING:
     from .endpoint import Endpoint
-    from .tool_calls import ToolCall
-    from .usage import Usage
 
 __all__ = [
     "DEFAULT_PROTOCOL",
@@ -41,35 +39,6 @@ ENTRY_POINT_GROUP = "chapyter_ext.backends"
 DEFAULT_PROTOCOL = "openai"
 
 log = logging.getLogger("chapyter_ext.llm")
-
-
-@dataclass
-class StepDelta:
-    """One item of :func:`~chapyter_ext.llm.astream_step`: a piece of prose, or (``done``) the
-    end of the reply with its assembled tool calls."""
-
-    text: str = ""
-    done: bool = False
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    finish_reason: str | None = None
-    model: str = ""
-    #: Tokens the endpoint reported for the reply (``done`` only; None if it reported none).
-    usage: Usage | None = None
-
-
-@dataclass
-class StepReply:
-    """A finished reply of :func:`~chapyter_ext.llm.complete_step`: prose and the tool calls
-    it asked for."""
-
-    text: str
-    tool_calls: list[ToolCall]
-    finish_reason: str | None
-    model: str = ""
-    attempts: int = 1
-    elapsed: float = 0.0
-    #: Tokens the endpoint reported (None if it reported none).
-    usage: Usage | None = None
 
 
 @runtime_checkable

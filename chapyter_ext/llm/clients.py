@@ -199,7 +199,7 @@ def load_sdk() -> concurrent.futures.Future[None]:
 
     The Jupyter server starts it on the page's hint (``POST chapyter-ext/warm``) or its first
     request that calls a model (:func:`sdk_loaded`), not at start: an idle server that nobody
-    chats with never pays for it (issue 31).
+    chats with never pays for it.
     """
     with _cache_lock:
         if _sdk_load:

@@ -83,7 +83,7 @@ def check_request(endpoint: Endpoint, messages: list[dict]) -> None:
     SDK's view of it: a 0 s timeout looks like an endpoint that never answers, and a lone
     surrogate like a broken body.
     """
-    from ..config_values import check_setting
+    from ..config import check_setting
 
     for name in ("base_url", "api_key", "temperature", "max_tokens", "timeout", "max_retries"):
         problem = check_setting(name, getattr(endpoint, name))

@@ -14,11 +14,11 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
-from .backend import StepDelta, StepReply
 from .clients import async_client, sdk_loaded, sync_client
 from .endpoint import Endpoint
 from .errors import bad_response, empty_error, to_llm_error
 from .retry import CallbackError, Progress, wait_or_raise, with_retries
+from .steps import StepDelta, StepReply
 from .tool_calls import ToolCall, ToolCallParts, raise_if_tools_rejected
 from .usage import Usage, refuses_stream_options, stream_options
 

@@ -35,19 +35,19 @@ that is not allowed, read as a value (``r = shutil.rmtree``, ``map(os.remove, fi
 Closed as classes, not by example: whatever unpickles (pickle and its kin, ``joblib``, ``torch``,
 ``np.load(allow_pickle=...)``, unsafe YAML, shelves, HDF stores, Keras models) or loads code
 (``ctypes``, ``np.ctypeslib``, database extensions, ``importlib`` and ``runpy``, the import path)
-runs other code; whatever posts (logging's network handlers and ``dictConfig``, tqdm's chat
-bars, tracking services), resolves a name (``socket``, ``dns``) or serves (a ``webagg`` backend,
-a ``browser`` renderer, bokeh and panel) opens the network; any attribute of a module set (in
-the cell, through an alias, ``setattr`` or a module from an earlier cell) changes the session;
-format templates reaching a dunder (``'{0.__class__}'.format(x)``, ``format_map``,
-``string.Formatter``, Jinja's ``{{ }}``) look names up; archives extract by writing files;
-plotting backends, renderers and ``%matplotlib`` are checked by name against safe choices;
-content shown as HTML, Markdown, SVG, CSS or JSON (``HTML(...)``, ``%%html``, a Styler's CSS,
-any literal holding markup) opens the network when it fetches from another host, by the one rule
-of :mod:`.remote_content` (protocol-relative ``//host``, ``url()``, ``@import``, ``srcset``...);
-process ids, threads, frames, tracing and audit hooks, ``gc``'s object lists, ``resource``,
-``/proc`` paths and ``chapyter_ext`` itself inspect the process. Strings spelling a URL (folded
-from pieces too) open the network, except where they are printed, compared or searched.
+runs other code; whatever posts (logging's network handlers and ``dictConfig``, tqdm's chat bars,
+tracking services), resolves a name (``socket``, ``dns``) or serves (a ``webagg`` backend, a
+``browser`` renderer, bokeh and panel) opens the network; any attribute of a module set (in the
+cell, through an alias, ``setattr`` or a module from an earlier cell) changes the session; format
+templates reaching a dunder (``'{0.__class__}'.format(x)``, ``format_map``, ``string.Formatter``,
+Jinja's ``{{ }}``) look names up; archives extract by writing files; plotting backends, renderers
+and ``%matplotlib`` are checked by name against safe choices; content shown as HTML, Markdown, SVG,
+CSS or JSON (``HTML(...)``, ``%%html``, a Styler's CSS, any literal holding markup) opens the
+network when it fetches from another host, by the one rule of
+:mod:`chapyter_ext.untrusted.remote_content` (protocol-relative ``//host``, ``url()``, ``@import``,
+``srcset``...); process ids, threads, frames, tracing and audit hooks, ``gc``'s object lists,
+``resource``, ``/proc`` paths and ``chapyter_ext`` itself inspect the process. Strings spelling a
+URL (folded from pieces too) open the network, except where they are printed, compared or searched.
 
 Reading a secret is no harm a trial can see, yet what is read goes on to outputs, the notebook
 on disk and the model, so it is ``KNOWN`` (:mod:`.secrets`): a secret-named environment

@@ -4,7 +4,7 @@ reaches a dunder (``'{0.__class__.__init__.__globals__}'.format(x)``), a ``/proc
 process inspected), a file that holds credentials (``'~/.aws/credentials'``, also joined from
 parts: ``Path.home() / '.ssh' / 'id_rsa'``; the redactor's rule,
 :func:`~chapyter_ext.redact.is_secret_file`). What shown content fetches is the one rule of
-:mod:`.remote_content`."""
+:mod:`chapyter_ext.untrusted.remote_content`."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..redact import is_secret_file
+from ..untrusted.remote_content import remote_host, remote_resources
 from .categories import DYNAMIC, NETWORK, OTHER_CODE, PROBES, SECRETS
 from .findings import Findings
 from .levels import KNOWN, UNPROVEN_LEVEL
 from .lists.functions import ACTIVE_HTML, URL
 from .names import dunder
-from .remote_content import remote_host, remote_resources
 from .tree import children
 from .values import fold
 

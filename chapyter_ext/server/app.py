@@ -12,23 +12,24 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, default, validate
 
 from ..admin import SERVER, fall_back
+from ..agent.service import AgentService
 from ..agent.tools.mcp import McpToolSource
+from ..chat import MAX_MESSAGE_CHARS, ChatService
+from ..complete.service import CompletionService
 from ..config import Chapyter
 from ..config_values import check_server_setting, checked, load_each
 from ..endpoints import ModelRegistry
+from ..history import HistoryWorker
+from ..history.contents_events import ContentsBridge, contents_root_name
+from ..history.store import ChatHistoryStore
 from ..llm import aclose_clients
 from ..mcp import McpServers
 from ..mcp.config import CALL_TIMEOUT, START_TIMEOUT
 from ..redact import Redactor
 from ..redact.logs import install_log_redaction
-from .agent import AgentService
-from .chat import MAX_MESSAGE_CHARS, ChatService, HistoryWorker
-from .complete import CompletionService
 from .complete_handlers import completion_handlers
-from .contents_events import ContentsBridge, contents_root_name
 from .features import Features
 from .handlers import handlers
-from .history import ChatHistoryStore
 from .history_handlers import history_handlers
 from .kernel_access import KernelAccess, server_url
 from .model_proxy import proxy_handlers
@@ -164,7 +165,7 @@ class ChapyterExtApp(ExtensionApp):
         help="Seconds one MCP tool call may take (a server's own 'timeout' wins); then the "
         "call fails with one line the model and the chat see.",
     ).tag(above=0, unit="seconds")
-    # --- issue 16: speed where the user waits
+    # --- speed where the user waits
     kernel_nodelay = Bool(
         True,
         config=True,
@@ -206,7 +207,7 @@ class ChapyterExtApp(ExtensionApp):
     @property
     def warm_up_sdk(self) -> bool:
         """``Chapyter.warm_up``: the SDK (~30 MB) loads on the page's or a kernel's hint
-        (``server/warm.py``, issue 31), never at start."""
+        (``server/warm.py``), never at start."""
         return bool(self.shared_settings and self.shared_settings.warm_up)
 
     def initialize_settings(self) -> None:
@@ -249,7 +250,7 @@ class ChapyterExtApp(ExtensionApp):
         contents_manager = getattr(self.serverapp, "contents_manager", None)
         store = ChatHistoryStore(
             os.path.expanduser(self.history_dir),
-            # Issue 31: a chat belongs to one notebook of one project.
+            # A chat belongs to one notebook of one project.
             contents_root=self.contents_root
             or contents_root_name(contents_manager, getattr(self.serverapp, "root_dir", "")),
             max_messages=self.max_history_messages,
@@ -258,7 +259,7 @@ class ChapyterExtApp(ExtensionApp):
             log=self.log,
         )
         history = HistoryWorker(store)
-        # Issue 23: chats follow their notebook through the contents events, and (opt-in)
+        # Chats follow their notebook through the contents events, and (opt-in)
         # travel in its metadata.
         self.shared_settings = shared
         self.contents = ContentsBridge(
@@ -284,7 +285,7 @@ class ChapyterExtApp(ExtensionApp):
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
         agent = AgentService(chat, shared, tool_source=McpToolSource(mcp) if mcp else None)
         self.registry, self.history, self.chat, self.agent = registry, history, chat, agent
-        # Issue 30: the kernels this server starts call models through it, never with the key.
+        # The kernels this server starts call models through it, never with the key.
         self.kernel_access = KernelAccess(
             getattr(self.serverapp, "kernel_manager", None),
             secrets,
@@ -298,9 +299,9 @@ class ChapyterExtApp(ExtensionApp):
         gateway = getattr(getattr(self.serverapp, "gateway_config", None), "gateway_enabled", False)
         if not gateway:  # a gateway's kernels cannot reach this server: their own settings
             self.kernel_access.install()
-        if self.kernel_nodelay:  # issue 16; self.settings goes into the web app's settings
+        if self.kernel_nodelay:  # self.settings goes into the web app's settings
             kernel_websockets_without_nagle(self.settings)
-        self.completions = CompletionService(  # issue 15: inline completion
+        self.completions = CompletionService(  # Inline completion
             registry,
             model=shared.completion_model,
             fim=shared.completion_fim,

@@ -12,7 +12,7 @@ Bodies are streamed (``@stream_request_body``), so nothing is read before
 :meth:`ChapyterHandler.prepare` has run on the headers alone: a request without a user is
 refused there (403), a declared ``Content-Length`` above the route's ``max_body_bytes`` too
 (413), and a chunked body is cut off (413) as soon as it grows past it. What the connection
-becomes is :mod:`.refusals`' (issue 31): a refused request with a small body (or none) is
+becomes is :mod:`.refusals`': a refused request with a small body (or none) is
 answered once that body has been read and dropped, and the connection stays open for the next
 request; a larger body is never read, and the answer says ``Connection: close`` before the
 connection closes (without a reset, so that a proxy relays the answer and opens a new one).
@@ -29,11 +29,12 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 
+from ..chat import ChatError, ChatService
 from ..endpoints import ModelRegistry
+from ..history import HistoryWorker
+from ..history.store import HistoryError, repair_text
 from ..llm import LLMError
 from ..redact import Redactor, one_line, redact_traceback
-from .chat import ChatError, ChatService, HistoryWorker
-from .history import HistoryError, repair_text
 from .refusals import DRAIN_BYTES, drains, linger
 from .services import Services
 
@@ -220,7 +221,7 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
         """Finish; an answer that leaves the body unread says ``Connection: close``."""
         if (self._before_body or self._closing) and not self._headers_written:
             # Tornado closes such a connection without saying so: a proxy that keeps
-            # connections open would send the next request on it (issue 31).
+            # connections open would send the next request on it.
             self._closing = True
             self.set_header("Connection", "close")
         return super().finish(*args, **kwargs)

@@ -1,4 +1,5 @@
-"""``POST chapyter-ext/complete``: stream one inline-completion suggestion (see :mod:`.complete`).
+"""``POST chapyter-ext/complete``: stream one inline-completion suggestion (see
+:mod:`chapyter_ext.complete.service`).
 
 Events, in order: any number of ``token`` (``text``: more of the suggestion), then ``done``
 (``text``: all of it) or ``error`` (``kind``, ``message``). The suggestion is made in its own
@@ -16,11 +17,11 @@ import re
 import tornado.web
 from tornado.iostream import StreamClosedError
 
+from ..chat.events import Done, Error, Token, TokenRedactor, encode, hold_secret_starts
+from ..complete.service import CompletionError, CompletionRequest, CompletionService
 from ..llm import LLMError
 from ..redact import one_line, redact_traceback
 from .base_handler import ChapyterHandler
-from .complete import CompletionError, CompletionRequest, CompletionService
-from .events import Done, Error, Token, TokenRedactor, encode, hold_secret_starts
 
 #: Ids of ``done`` events (the suggestion has none of its own).
 DONE_ID = "completion"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .chat import ChatError
+from ..chat import ChatError
 
 if TYPE_CHECKING:
     from ..config import Chapyter

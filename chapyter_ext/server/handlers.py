@@ -1,6 +1,7 @@
-"""HTTP handlers of the chat sidebar, the agent and Fix: thin wrappers over :mod:`.chat`,
-:mod:`.agent` and :mod:`.fix` on :class:`~.base_handler.ChapyterHandler` (the history's routes
-are in :mod:`.history_handlers`, inline completion's in :mod:`.complete_handlers`)."""
+"""HTTP handlers of the chat sidebar, the agent and Fix: thin wrappers over
+:mod:`chapyter_ext.chat.service`, :mod:`chapyter_ext.agent.service` and
+:mod:`chapyter_ext.fix.service` on :class:`~.base_handler.ChapyterHandler` (the history's routes are
+in :mod:`.history_handlers`, inline completion's in :mod:`.complete_handlers`)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ import tornado.web
 from tornado.iostream import StreamClosedError
 
 from .._version import __version__
+from ..agent.protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer, TrialAnswer
+from ..agent.turn import AgentTurn
+from ..chat import ChatError, ChatRequest, ChatTurn
+from ..chat.events import encode
 from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
+from ..fix.consent import FixTrial, trial_decision
+from ..fix.service import parse_fix_request, propose_fix
 from ..llm import alist_models
 from ..trial.run import TrialLimits
-from .agent import AgentTurn
-from .agent_protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer, TrialAnswer
 from .base_handler import ChapyterHandler
-from .chat import ChatError, ChatRequest, ChatTurn
-from .events import encode
-from .fix import parse_fix_request, propose_fix
-from .fix_consent import FixTrial, trial_decision
 
 #: Seconds between heartbeats of a quiet stream (a proxy would close an idle connection).
 HEARTBEAT_SECONDS = 15.0
@@ -42,7 +43,7 @@ class ConfigHandler(ChapyterHandler):
         a lock or a value that could not be used replaced (the chat shows them).
         """
         models = self.models.public_info()
-        # The bundled local model's code is inserted for review, not run (issue 13).
+        # The bundled local model's code is inserted for review, not run.
         review = self.app.agent.settings.local_review
         for entry in models:
             entry["tools"], entry["images"] = self.app.agent.capabilities(entry["name"])
@@ -55,7 +56,7 @@ class ConfigHandler(ChapyterHandler):
                 "version": __version__,
                 "context_budget": self.chat.context_budget,
                 "agent": self.app.agent.public_info(),
-                # Issue 23: whether saving a notebook stores its chats in it (the panel says so).
+                # Whether saving a notebook stores its chats in it (the panel says so).
                 "save_chat_in_notebook": self.app.save_chat_in_notebook,
                 "inline_completion": self.app.completions.enabled,
                 "features": self.app.features.to_json(),
@@ -220,7 +221,7 @@ class FixHandler(ChapyterHandler):
     @tornado.web.authenticated
     async def post(self) -> None:
         """``{"cell_id", "code", "explanation", "model", "kind", "request_sha256", "hold"}``
-        (see ``server/fix.py``); a model failure is a 502 with its one line, no code
+        (see ``fix/service.py``); a model failure is a 502 with its one line, no code
         ``no_code``."""
         request = parse_fix_request(self.json_body())
         settings = self.app.agent.settings
@@ -245,7 +246,7 @@ class FixTrialHandler(ChapyterHandler):
     @tornado.web.authenticated
     def post(self) -> None:
         """``{"run", "guard", "why", "concerns", "preview", "unavailable"}``
-        (``server/fix_consent.py``)."""
+        (``fix/consent.py``)."""
         request = FixTrial.parse(self.json_body())
         settings = self.app.agent.settings
         self.reply(

@@ -1,7 +1,7 @@
 """HTTP routes of the chat history: read, clear, start anew, export as Markdown (read, or
-written next to the notebook), and take the chats a notebook carried in its metadata. Thin:
-the store (:mod:`.history`) and :mod:`.chat_export` decide, the shared base handler reads the
-input and maps every error.
+written next to the notebook), and take the chats a notebook carried in its metadata. Thin: the
+store (:mod:`chapyter_ext.history.store`) and :mod:`chapyter_ext.history.export` decide, the shared
+base handler reads the input and maps every error.
 
 Every route takes the notebook's path and, when the notebook has one, the stable id from its
 metadata (``notebook_id``), by which a notebook moved outside the server finds its chats.
@@ -15,15 +15,15 @@ from typing import Any
 import tornado.web
 
 from .._version import __version__
+from ..chat import ChatError
 from ..contract import is_notebook_id
+from ..history.export import ExportRefused, save_export
+from ..history.markdown import chat_markdown, export_filename
+from ..history.store import repair_text, utc_now
+from ..history.stored import read_stored_chat
+from ..history.unsaved import export_line
 from ..redact import one_line
 from .base_handler import ChapyterHandler
-from .chat import ChatError
-from .chat_export import ExportRefused, save_export
-from .chat_markdown import chat_markdown, export_filename
-from .history import repair_text, utc_now
-from .history_unsaved import export_line
-from .stored_chat import read_stored_chat
 
 
 def notebook_id_value(value: Any) -> str | None:
@@ -84,7 +84,7 @@ class NewChatHandler(HistoryRoute):
 class ExportHandler(HistoryRoute):
     """``GET chapyter-ext/history/export?notebook=PATH[&notebook_id=ID][&chat_id=ID]`` (the
     Markdown, for a download) and ``POST chapyter-ext/history/export`` (written next to the
-    notebook by the rules of :mod:`.chat_export`)."""
+    notebook by the rules of :mod:`chapyter_ext.history.export`)."""
 
     async def export(
         self, notebook: str, notebook_id: str | None, chat_id: str
@@ -160,11 +160,11 @@ class ImportHandler(HistoryRoute):
     async def post(self) -> None:
         """Body ``{"notebook", "notebook_id"?, "chat": <metadata.chapyter.chat>}``; the view.
 
-        Taken only when this server has no history for the notebook (its own copy wins); the
-        view then carries a notice saying where the chat came from. Every message taken is
-        marked ``imported`` (whatever the file says: :mod:`.stored_chat`), in the history
-        and in every view of it. A stored chat that does not follow the schema is a 400
-        naming its first problem.
+        Taken only when this server has no history for the notebook (its own copy wins); the view
+        then carries a notice saying where the chat came from. Every message taken is marked
+        ``imported`` (whatever the file says: :mod:`chapyter_ext.history.stored`), in the history
+        and in every view of it. A stored chat that does not follow the schema is a 400 naming its
+        first problem.
         """
         body = self.json_body()
         notebook_id = notebook_id_value(body.get("notebook_id"))

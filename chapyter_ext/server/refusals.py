@@ -1,4 +1,4 @@
-"""What a refused request leaves of its connection (issue 31): usable by the next request, or
+"""What a refused request leaves of its connection: usable by the next request, or
 closed in a way the client sees, never cut under a proxy that reuses it.
 
 A chapyter-ext route decides on the headers alone, before the body is read

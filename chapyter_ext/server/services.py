@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..agent.service import AgentService
+    from ..chat import ChatService
+    from ..complete.service import CompletionService
     from ..endpoints import ModelRegistry
-    from .agent import AgentService
-    from .chat import ChatService, HistoryWorker
-    from .complete import CompletionService
-    from .contents_events import ContentsBridge
+    from ..history import HistoryWorker
+    from ..history.contents_events import ContentsBridge
     from .features import Features
 
 __all__ = ["Services"]

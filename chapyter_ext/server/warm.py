@@ -1,4 +1,4 @@
-"""``POST chapyter-ext/warm``: a hint that a user is about to ask a model (issue 31).
+"""``POST chapyter-ext/warm``: a hint that a user is about to ask a model.
 
 The first call to a model needs the ``openai`` SDK (~0.5 s to import, ~30 MB that an idle
 server would otherwise hold): :func:`chapyter_ext.llm.clients.load_sdk` loads it on a thread,

@@ -13,15 +13,31 @@ HTTP chunk; errors as Anthropic's ``{"type": "error", "error": {...}}``.
 from __future__ import annotations
 
 import json
+import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from .http import ClientGone, RequestHandler, http_chunk
 from .replies import RecordedRequest, Reply
 from .wire import prompt_chars, tool_calls_json, usage_json
 
-if TYPE_CHECKING:
-    from .openai_server import FakeOpenAIServer
+
+class FakeOpenAIServer(Protocol):
+    """What the Messages wire needs of :class:`~.openai_server.FakeOpenAIServer`."""
+
+    @property
+    def models(self) -> Sequence[str]: ...
+
+    @property
+    def stopping(self) -> threading.Event: ...
+
+    def choose(self, body: Any) -> tuple[Reply, str]: ...
+
+    def next_id(self) -> int: ...
+
+    def client_gone(self, handler: RequestHandler, record: RecordedRequest) -> None: ...
+
 
 __all__ = ["MESSAGES_PATH", "error_body", "message_json", "serve_messages", "stream_events"]
 

@@ -128,7 +128,7 @@ def _figures(before: set[int]) -> list[dict[str, Any]]:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return []
-    from ..agent.figures import MAX_FIGURES, digest
+    from ..context.figures import MAX_FIGURES, digest
 
     digests = []
     for number in pyplot.get_fignums():

@@ -200,7 +200,7 @@ class TrialReport:
     def remote(self) -> list[str]:
         """ "its output loads an image from evil.example", once per host and kind, for what
         the step's displays and value would fetch when rendered."""
-        from ..policy.remote_content import bundle_remote_resources
+        from ..untrusted.remote_content import bundle_remote_resources
 
         lines: list[str] = []
         for bundle in [*self.displays, *([self.result] if self.result else [])]:

@@ -144,7 +144,7 @@ def _warm() -> None:
         "pyseccomp",
         "IPython.core.displaypub",
         "chapyter_ext.context.summaries",
-        "chapyter_ext.agent.figures",
+        "chapyter_ext.context.figures",
         "chapyter_ext.tracebacks",
         "chapyter_ext.trial.child",
     ):

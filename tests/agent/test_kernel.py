@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chapyter_ext.agent.figures import INSTALL_CODE, TAKE_EXPRESSION
 from chapyter_ext.agent.observe import observe
 from chapyter_ext.agent.results import StepResult
+from chapyter_ext.context.figures import INSTALL_CODE, TAKE_EXPRESSION
 from chapyter_ext.tracebacks import error_text
 from tests.kernel_harness import Kernel
 
@@ -36,7 +36,7 @@ def test_install_is_silent_idempotent_and_imports_no_matplotlib(kernel):
         assert reply["content"]["status"] == "ok"
     check = kernel.run(
         "import sys\n"
-        "from chapyter_ext.agent import figures\n"
+        "from chapyter_ext.context import figures\n"
         "cbs = get_ipython().events.callbacks['post_execute']\n"
         "print(cbs.count(figures._capture), cbs[0] is figures._capture, "
         "'matplotlib' in sys.modules)"

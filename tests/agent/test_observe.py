@@ -191,7 +191,7 @@ def test_outcome_of_a_display():
 
 
 def test_a_key_in_a_figure_digest_is_redacted_also_in_part():
-    # Issue 20 §3: titles, labels and legends are text like any output.
+    # Titles, labels and legends are text like any output.
     digest = {
         "suptitle": f"run with {KEY}",
         "axes": [{"title": f"key ends {KEY[-10:]}", "legend": [KEY[8:20]], "series": []}],

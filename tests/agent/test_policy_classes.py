@@ -1,4 +1,4 @@
-"""The classes of effect the analysis closes as classes (issue 29, section 3): whatever
+"""The classes of effect the analysis closes as classes: whatever
 unpickles or loads native code, posts a log or progress, resolves a name, sets a module's
 attribute, reaches a dunder through a format string, chooses a plotting backend, extracts an
 archive, shows content that fetches from another host, or probes the process. Each class with

@@ -21,7 +21,7 @@ SETUP = "\n".join(CORPUS["side_effects_setup"])
 STEPS = CORPUS["side_effects"]
 MAX_FALSE_ALARMS = 0.05
 RANK = {LIKELY: 0, UNPROVEN_LEVEL: 1, KNOWN: 2}
-#: The classes of side effect the steps must cover (issue 29, "Contain, then consent").
+#: The classes of side effect the steps must cover.
 CLASSES = {
     "file-write", "file-delete", "file-rename", "network", "dns", "process", "module-state",
     "render", "deserialisation", "native-plugin", "archive", "backend", "logger-progress",

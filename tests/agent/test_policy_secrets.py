@@ -1,4 +1,4 @@
-"""Reading a secret asks (issue 30): a secret-named environment variable, the whole environment
+"""Reading a secret asks: a secret-named environment variable, the whole environment
 or a credentials file is a ``KNOWN`` reason under ``risky``, one line naming the code; reading
 other variables and files stays quiet. What a secret is comes from the redactor's one rule
 (``is_secret_env_name``, ``is_secret_file``), with the caller's extra names."""

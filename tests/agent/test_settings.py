@@ -8,8 +8,7 @@ from traitlets import TraitError
 from chapyter_ext.agent.capabilities import Capabilities, capabilities, takes_images
 from chapyter_ext.agent.limits import AgentLimits
 from chapyter_ext.agent.tools import fenced_step
-from chapyter_ext.config import Chapyter
-from chapyter_ext.config_values import check_setting
+from chapyter_ext.config import Chapyter, check_setting
 
 
 def test_defaults_and_limits():
@@ -111,7 +110,7 @@ def test_importing_the_agent_stays_light():
     import sys
 
     code = (
-        "import sys, chapyter_ext.agent, chapyter_ext.agent.figures\n"
+        "import sys, chapyter_ext.agent, chapyter_ext.context.figures\n"
         "print(sorted(m for m in ('IPython', 'openai', 'matplotlib', 'numpy', 'tornado') "
         "if m in sys.modules))"
     )

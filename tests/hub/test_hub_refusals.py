@@ -1,4 +1,4 @@
-"""Refused requests never take a user's server "down" behind JupyterHub's proxy (issue 31).
+"""Refused requests never take a user's server "down" behind JupyterHub's proxy.
 
 configurable-http-proxy keeps its connections to a user's server open and reuses them. A
 chapyter-ext route refuses on the headers, before the body; the server used to close such a

@@ -1,5 +1,5 @@
 """Every administrator default can be a lock, every feature can be off, and a configuration
-that cannot be used as it is says so in one line (issue 31, item 3), through the real server:
+that cannot be used as it is says so in one line, through the real server:
 the administrator's file is the test's ``/etc/jupyter`` (pytest-jupyter's
 ``jp_system_config_path``), the user's is their ``~/.jupyter`` (``jp_config_dir``), which the
 server reads after it.

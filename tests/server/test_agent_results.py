@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chapyter_ext.server import agent_protocol
+from chapyter_ext.agent import protocol as agent_protocol
 from chapyter_ext.server import handlers as handlers_module
 from chapyter_ext.testing.openai_server import Reply
 

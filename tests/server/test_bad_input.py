@@ -1,4 +1,4 @@
-"""Issue 10, server side: bad bodies, bad Unicode, damaged history files, leaks in the stream,
+"""Bad input, server side: bad bodies, bad Unicode, damaged history files, leaks in the stream,
 notebook paths spelled two ways. Every case goes through the real server."""
 
 from __future__ import annotations

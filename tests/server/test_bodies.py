@@ -1,4 +1,4 @@
-"""Request bodies are refused on their headers, before being read (issue 20): no user is a 403,
+"""Request bodies are refused on their headers, before being read: no user is a 403,
 a declared length above the route's limit a 413, a chunked body cut off as it passes it; all
 over a raw socket to the real server, counting what was sent before the answer came."""
 
@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from chapyter_ext.server import agent_protocol, handlers
+from chapyter_ext.agent import protocol as agent_protocol
+from chapyter_ext.server import handlers
 from chapyter_ext.server.base_handler import MAX_BODY_BYTES
 from chapyter_ext.server.complete_handlers import completion_handlers
 from chapyter_ext.server.refusals import LINGER_BYTES
@@ -39,8 +40,8 @@ POST_ROUTES = [
 @pytest.mark.parametrize("route", [r for r, _ in POST_ROUTES])
 async def test_an_unauthenticated_60mb_post_is_refused_before_its_body(raw, fake, route):
     """Only the headers are sent: the 403 comes anyway, says the connection closes, and the
-    server closes it, so it reads none of the 60 MB it was promised (before issue 20, it
-    waited for all of it; issue 31: ``Connection: close``, see test_refusals.py)."""
+    server closes it, so it reads none of the 60 MB it was promised (it once waited for
+    all of it; with ``Connection: close``, see test_refusals.py)."""
     connection = await raw()
     await connection.head("POST", route, json_headers(SIXTY_MB))
     status, headers, body = await connection.response()

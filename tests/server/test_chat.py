@@ -8,9 +8,9 @@ import json
 import pytest
 
 from chapyter_ext.context import redact
+from chapyter_ext.history.store import ChatHistoryStore
 from chapyter_ext.redact import REDACTED
 from chapyter_ext.server import handlers as handlers_module
-from chapyter_ext.server.history import ChatHistoryStore
 from chapyter_ext.testing.openai_server import Reply
 
 from .conftest import SSEReader
@@ -283,12 +283,8 @@ async def test_named_model_on_another_url_gets_no_shared_key(post_chat, fake, se
 
 @pytest.mark.chapyter_config({"Chapyter": {"prompt_style": "small"}})
 async def test_a_small_model_gets_the_short_chat_prompt_and_a_capped_answer(post_chat, fake):
-    from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT
-    from chapyter_ext.small_model import (
-        SMALL_CHAT_HISTORY,
-        SMALL_CHAT_MAX_TOKENS,
-        SMALL_CHAT_SYSTEM_PROMPT,
-    )
+    from chapyter_ext.chat.prompts import CHAT_SYSTEM_PROMPT, SMALL_CHAT_SYSTEM_PROMPT
+    from chapyter_ext.profile import SMALL_CHAT_HISTORY, SMALL_CHAT_MAX_TOKENS
 
     fake.script("one", "two", "three")
     _, first = await post_chat(chat_body("first question"))
@@ -307,7 +303,7 @@ async def test_a_small_model_gets_the_short_chat_prompt_and_a_capped_answer(post
 
 
 async def test_a_capable_model_keeps_the_full_chat_prompt(post_chat, fake):
-    from chapyter_ext.request_messages import CHAT_SYSTEM_PROMPT
+    from chapyter_ext.chat.prompts import CHAT_SYSTEM_PROMPT
 
     fake.script("fine")
     await post_chat(chat_body("a question"))
@@ -316,7 +312,7 @@ async def test_a_capable_model_keeps_the_full_chat_prompt(post_chat, fake):
     assert sent.body["max_tokens"] == 2048
 
 
-# -- secrets in what the model says (issue 20 §3) ---------------------------------------------
+# -- secrets in what the model says ---------------------------------------------
 
 NAMED_KEY = "sk-named-ELSEWHERE-9f8e7d6c5b4a"
 

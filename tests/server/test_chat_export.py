@@ -9,8 +9,8 @@ import json
 import os
 
 from chapyter_ext.agent.actions import StepRecord
-from chapyter_ext.server.chat_markdown import chat_markdown
-from chapyter_ext.server.history import ChatMessage
+from chapyter_ext.history.markdown import chat_markdown
+from chapyter_ext.history.store import ChatMessage
 
 
 async def export(get_json, notebook: str, **extra):

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from chapyter_ext.server.contents_events import CONTENTS_SCHEMA
+from chapyter_ext.history.contents_events import CONTENTS_SCHEMA
 from chapyter_ext.testing.openai_server import Reply
 
 NB_ID = "c0ffee" + "0" * 26

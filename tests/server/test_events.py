@@ -1,4 +1,4 @@
-"""chapyter_ext.server.events: the SSE wire format, and redaction of a reply that streams."""
+"""chapyter_ext.chat.events: the SSE wire format, and redaction of a reply that streams."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from chapyter_ext.redact import Redactor
-from chapyter_ext.server.events import (
+from chapyter_ext.chat.events import (
     AgentDone,
     AgentStart,
     Done,
@@ -21,6 +20,7 @@ from chapyter_ext.server.events import (
     TokenRedactor,
     encode,
 )
+from chapyter_ext.redact import Redactor
 from chapyter_ext.testing.sse import SSEReader
 
 KEY = "sk-test-SECRET-MARKER-123"

@@ -1,4 +1,4 @@
-"""A full disk is said, not swallowed (issue 31): on a really full history folder (a 256 KiB
+"""A full disk is said, not swallowed: on a really full history folder (a 256 KiB
 tmpfs, filled), every message is answered, each exchange that cannot be saved is one line in
 the chat, the log holds one line per kind of failure and no traceback, what was saved before
 stays intact, and once there is room again everything kept in memory is written. Export chat
@@ -22,7 +22,7 @@ SIZE = "256k"
 
 
 def unsaved(reason: str, folder: Path) -> str:
-    """The line the chat shows (chapyter_ext/server/history_unsaved.py), spelled out."""
+    """The line the chat shows (chapyter_ext/history/unsaved.py), spelled out."""
     return (
         f"Chat history not saved: {reason} ({folder}). What you see is kept in memory and "
         "written at the next change or when the server stops, if there is room then; what "

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from chapyter_ext.server import history_files
-from chapyter_ext.server.chat import history_for_model
-from chapyter_ext.server.history import (
+from chapyter_ext.chat.service import history_for_model
+from chapyter_ext.history import files as history_files
+from chapyter_ext.history.store import (
     ChatHistoryStore,
     ChatMessage,
     HistoryError,

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from chapyter_ext.server.history import ChatHistoryStore, ChatMessage, new_id
+from chapyter_ext.history.store import ChatHistoryStore, ChatMessage, new_id
 
 A, B = "work/a.ipynb", "work/b.ipynb"
 ID_A = "a" * 32

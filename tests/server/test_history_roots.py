@@ -1,4 +1,4 @@
-"""A chat belongs to one notebook of one project (issue 31): servers that share one history
+"""A chat belongs to one notebook of one project: servers that share one history
 folder (two projects of one user, two machines with one home folder) never see each other's
 chats, whatever their notebooks' relative paths; a notebook id is never written into a second
 file (a copy gets its own); histories written before roots still load.
@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 
 import chapyter_ext
-from chapyter_ext.server.history import ChatHistoryStore, ChatMessage, new_id
+from chapyter_ext.history.store import ChatHistoryStore, ChatMessage, new_id
 from chapyter_ext.testing.jupyter_process import JupyterProcess
 from chapyter_ext.testing.openai_server import DEFAULT_CONTENT
 from chapyter_ext.testing.sse import SSEReader

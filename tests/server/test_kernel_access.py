@@ -1,4 +1,4 @@
-"""The key stays on the server (issue 30): a kernel the Jupyter server starts gets no key in its
+"""The key stays on the server: a kernel the Jupyter server starts gets no key in its
 environment but a credential for the server's model route, and ``%%ai`` reaches the model
 through that route with the server's key and headers, under the server's ``base_url``
 (pytest-jupyter serves at ``/a%40b/``). The credential dies with its kernel; a model the

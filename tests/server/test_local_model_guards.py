@@ -14,13 +14,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from chapyter_ext.chat import parse_context
+from chapyter_ext.complete.suggestions import _status, reads_as_prose
 from chapyter_ext.context import describe_variables
 from chapyter_ext.contract import code_block_key
 from chapyter_ext.guards import REVIEW_NOTE, SnapshotNames, check_code
-from chapyter_ext.guards.suggestions import _status, reads_as_prose
 from chapyter_ext.local_model import LOCAL_MODEL_NAME
 from chapyter_ext.parsing.fences import fence_spans
-from chapyter_ext.server.chat import parse_context
 from tests.test_local_model import needs_local_model
 
 from .agent_browser import Browser, agent_body, stdout

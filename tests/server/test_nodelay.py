@@ -1,4 +1,4 @@
-"""Kernel websockets without Nagle's algorithm (issue 16, ``chapyter_ext.server.nodelay``)."""
+"""Kernel websockets without Nagle's algorithm (``chapyter_ext.server.nodelay``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A refused request leaves its connection usable (issue 31), over a raw socket to the real
+"""A refused request leaves its connection usable, over a raw socket to the real
 server: a refusal with a small body (or none) is answered once that body is read, and the next
 request on the same connection is answered; a larger body is never read, and the answer says
 ``Connection: close`` before the server closes its side without a reset, so a client (a proxy

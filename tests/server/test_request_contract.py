@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from chapyter_ext.server.agent_protocol import AgentRequest, StepAnswer, TrialAnswer
-from chapyter_ext.server.chat import ChatRequest
+from chapyter_ext.agent.protocol import AgentRequest, StepAnswer, TrialAnswer
+from chapyter_ext.chat import ChatRequest
 from chapyter_ext.testing.wire_shape import body_problems, request_routes
 
 VECTORS = json.loads(

@@ -1,10 +1,10 @@
-"""chapyter_ext.server.running_turns: the one registry of running chat replies and agent turns."""
+"""chapyter_ext.chat.running_turns: the one registry of running chat replies and agent turns."""
 
 from __future__ import annotations
 
 import asyncio
 
-from chapyter_ext.server.running_turns import RunningTurns
+from chapyter_ext.chat.running_turns import RunningTurns
 
 
 class Turn:

@@ -15,9 +15,9 @@ import pytest
 import tornado.httpclient
 import tornado.websocket
 
+from chapyter_ext.history import contents_events
+from chapyter_ext.history.contents_events import REDACTED_SCHEMA_ID
 from chapyter_ext.redact import REDACTED, REDACTED_MARKUP
-from chapyter_ext.server import contents_events
-from chapyter_ext.server.contents_events import REDACTED_SCHEMA_ID
 
 # tests/server/conftest.py's configured key and extra header value.
 API_KEY = "sk-test-SECRET-MARKER-123"

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from chapyter_ext.contract import validate_stored_chat
-from chapyter_ext.server.chat_markdown import chat_markdown, export_filename, fence
-from chapyter_ext.server.history import ChatMessage, utc_now
-from chapyter_ext.server.stored_chat import build_stored_chat, read_stored_chat
+from chapyter_ext.history.markdown import chat_markdown, export_filename, fence
+from chapyter_ext.history.store import ChatMessage, utc_now
+from chapyter_ext.history.stored import build_stored_chat, read_stored_chat
 
 NB_ID = "5" * 32
 

@@ -1,4 +1,4 @@
-"""Cheap per user (issue 31): the Jupyter server does not load the ``openai`` SDK (~30 MB) at
+"""Cheap per user: the Jupyter server does not load the ``openai`` SDK (~30 MB) at
 start, only on a hint (the chat panel shown: ``POST chapyter-ext/warm``; a kernel loading the
 extension: ``POST chapyter-ext/v1/warm``) or at the first request that calls a model.
 

@@ -1,5 +1,5 @@
 /**
- * A user's own config the server could not use as it is (issue 31): a default model that is
+ * A user's own config the server could not use as it is: a default model that is
  * not in its list, a policy that is not one, agent mode turned off. The extension is there
  * all the same: the chat says in one line each what the server used instead, answers with the
  * model it fell back to, and greys the Agent toggle; the server's log has the same lines.

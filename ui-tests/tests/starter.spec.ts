@@ -1,5 +1,5 @@
 /**
- * A newcomer's first minutes (issue 13), end to end.
+ * A newcomer's first minutes, end to end.
  *
  * 1. `scripts/start.sh --no-install` (the launch part of the real start script: its lab
  *    settings overrides, its starter notebook, its one line about the model) with no OPENAI_*

@@ -268,8 +268,8 @@ OPENERS = {
 }
 #: Keywords with which a module function writes a file.
 WRITE_KEYWORDS = {"logging.basicConfig": ("filename",), "yaml.dump": ("stream",)}
-#: Displays whose content the browser renders, and as what: it must be spelled in the cell,
-#: without script, fetching nothing from another host (:mod:`..remote_content`).
+#: Displays whose content the browser renders, and as what: it must be spelled in the cell, without
+#: script, fetching nothing from another host (:mod:`chapyter_ext.untrusted.remote_content`).
 HTML_DISPLAYS = pairs(
     "IPython.display.HTML=text/html IPython.display.Markdown=text/markdown "
     "IPython.display.SVG=image/svg+xml"

@@ -1,5 +1,5 @@
 /**
- * A full disk is said, not swallowed (issue 31): a reply whose history could not be written
+ * A full disk is said, not swallowed: a reply whose history could not be written
  * still shows, with the server's one line in the chat; an export the server could not write
  * is one line in the chat too (besides the notification that offers a download).
  */

@@ -3,7 +3,7 @@
  */
 
 /**
- * Cheap per user (issue 31): the chat panel tells the server once, the first time it is
+ * Cheap per user: the chat panel tells the server once, the first time it is
  * shown, that a user is about to ask a model (`POST warm`), so the server loads its model SDK
  * then instead of at start.
  */

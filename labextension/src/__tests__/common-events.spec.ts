@@ -1,7 +1,7 @@
 import { ChatEvent, decodeEvent, readChatEvents } from '../common/events';
 import { collect, fromArray } from './streams';
 
-/** A reply as chapyter_ext/server/events.py writes it. */
+/** A reply as chapyter_ext/chat/events.py writes it. */
 const WIRE =
   'event: start\ndata: {"chat_id": "c9", "message_id": "m9", "model": "fast"}\n\n' +
   'event: notice\ndata: {"message": "Part of the history could not be read."}\n\n' +

@@ -1,5 +1,5 @@
 /**
- * What the server says of its settings reaches the chat (issue 31): the lines of settings a
+ * What the server says of its settings reaches the chat: the lines of settings a
  * lock or a value that could not be used replaced, a chat turned off, agent mode turned off.
  */
 

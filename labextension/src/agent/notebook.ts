@@ -3,7 +3,7 @@
  * cell is inserted whole (one shared-model change, never half), run with
  * `NotebookActions.runCells` through the notebook's own session (so its outputs show like any
  * run, and remote kernels work: the server never runs code), and read back as nbformat
- * outputs, PNGs and the figure digests the kernel captured (`chapyter_ext.agent.figures`).
+ * outputs, PNGs and the figure digests the kernel captured (`chapyter_ext.context.figures`).
  */
 
 import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
@@ -18,11 +18,11 @@ import { INotebookDriver, IRunOutcome, IStepOrigin } from './tokens';
 
 /** Registers the figure capture in the kernel (a post_execute hook placed first). */
 const INSTALL_FIGURES =
-  "__import__('chapyter_ext.agent.figures', fromlist=['install']).install(get_ipython())";
+  "__import__('chapyter_ext.context.figures', fromlist=['install']).install(get_ipython())";
 
 /** Returns (and clears) the digests of the figures the last cell drew (application/json). */
 const TAKE_FIGURES =
-  "__import__('chapyter_ext.agent.figures', fromlist=['take']).take()";
+  "__import__('chapyter_ext.context.figures', fromlist=['take']).take()";
 
 /** PNGs sent back per step, and their total size (base64 characters). */
 const MAX_IMAGES = 4;

@@ -44,7 +44,7 @@ export interface IRunResult {
   execution_count: number | null;
   /** Its nbformat outputs. */
   outputs: { [key: string]: unknown }[];
-  /** Digests of the matplotlib figures the run drew (`chapyter_ext.agent.figures`). */
+  /** Digests of the matplotlib figures the run drew (`chapyter_ext.context.figures`). */
   figures: { [key: string]: unknown }[];
   /** The PNG images of its outputs, base64. */
   images: string[];

@@ -90,7 +90,7 @@ export class ChatPanel extends Widget {
       'aria-label': "This notebook's usage"
     });
     this._usage.hidden = true;
-    // Issue 23: where this chat goes with the notebook, and its export.
+    // Where this chat goes with the notebook, and its export.
     this._saved = element(
       'span',
       'jp-Chapyter-chatSaved',
@@ -194,7 +194,7 @@ export class ChatPanel extends Widget {
     const footer = element('div', 'jp-Chapyter-chatFooter');
     footer.append(this._error, this._chip.node, inputRow, hint);
     this._inputRow = inputRow;
-    // Issue 31: what the server uses instead of a user's setting, and what it turned off.
+    // What the server uses instead of a user's setting, and what it turned off.
     this._serverNotices = new ServerNotices(this.model);
     this.node.append(header, this._serverNotices.node, this._usage);
     this.node.append(this._messages, footer);

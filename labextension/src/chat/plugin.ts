@@ -102,7 +102,7 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
     let side: IChatSettings['side'] = DEFAULT_CHAT_SETTINGS.side;
     app.shell.add(panel, side, { rank: SIDEBAR_RANK, type: 'AI Chat' });
     restorer?.add(panel, 'chapyter-ext-chat');
-    // Issue 31: the server loads its model SDK when a user first opens the chat, not at start.
+    // The server loads its model SDK when a user first opens the chat, not at start.
     hintWhenFirstShown(panel, sendWarmUpHint);
 
     const applySettings = (settings: IChatSettings) => {

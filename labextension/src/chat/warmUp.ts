@@ -1,5 +1,5 @@
 /**
- * The chat's hint that a user is about to ask a model (issue 31): the server loads the model
+ * The chat's hint that a user is about to ask a model: the server loads the model
  * SDK (~0.5 s, ~30 MB) when the chat panel is first shown, not when it starts, so that a
  * server nobody chats with stays small and the first answer still finds it loaded.
  */

@@ -1,7 +1,7 @@
 /**
  * The chat's wire format, read: server-sent events of `POST chapyter-ext/chat` (and of agent
  * turns, `POST chapyter-ext/agent`: `step`, `step_done`) decoded into typed {@link ChatEvent}s, so the model and the views never parse the wire. The server side
- * is `chapyter_ext/server/events.py`; `sse.ts` is the generic event-stream parser below both.
+ * is `chapyter_ext/chat/events.py`; `sse.ts` is the generic event-stream parser below both.
  * Both are tested against `tests/vectors/contract.json` (`events`), documented in `docs/protocol.md`.
  */
 

@@ -47,7 +47,7 @@ import { StreamIntoCell } from './stream';
 
 /**
  * What an up-to-date prompt shows when Run All replays it (the kernel prints it: this copy is
- * for a notebook without a kernel); the same as `chapyter_ext.replay.REPLAY_LINE`.
+ * for a notebook without a kernel); the same as `chapyter_ext.magic.replay.REPLAY_LINE`.
  */
 export const REPLAY_LINE =
   '↻ replayed: no model was asked; the saved code in the cell below runs as it is (Shift+Enter on this cell alone asks again)';

@@ -1,6 +1,6 @@
 /**
  * What the page does when the server replaced configured secrets in a notebook it saved
- * (`chapyter_ext/server/contents_events.py`, `chapyter_ext/redact/notebook.py`): read the
+ * (`chapyter_ext/history/contents_events.py`, `chapyter_ext/redact/notebook.py`): read the
  * server's event, tell whether a saved value is the shown one with some of it replaced by
  * the marker, and build the outputs to show instead. Pure: no DOM, no services.
  */

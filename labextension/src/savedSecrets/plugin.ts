@@ -1,7 +1,7 @@
 /**
  * The page's side of "a notebook on disk holds no secret": when the server replaced a
  * configured key in the outputs of a notebook this page saved (its pre-save hook,
- * `chapyter_ext/server/contents_events.py`), the page says so in one line and shows the same
+ * `chapyter_ext/history/contents_events.py`), the page says so in one line and shows the same
  * `<redacted>` in its own copy, so that it stops showing the key and the next save does not
  * write it again.
  *

@@ -1,6 +1,6 @@
 /**
  * What an output would fetch from another host when it is shown: the rule of
- * `chapyter_ext/policy/remote_content.py`, tested with it against
+ * `chapyter_ext/untrusted/remote_content.py`, tested with it against
  * `tests/vectors/remote_content.json`. This file holds the pure parts (addresses, CSS,
  * `srcset`, refresh, JSON, which attribute fetches); `htmlGate.ts` walks a parsed document
  * with them. Remote is what a browser fetches from a host other than the page's: http(s),

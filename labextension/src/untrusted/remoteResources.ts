@@ -1,6 +1,6 @@
 /**
  * What showing a text as a MIME type would fetch from other hosts: the TypeScript side of
- * `chapyter_ext.policy.remote_content.remote_resources`, tested with it against
+ * `chapyter_ext.untrusted.remote_content.remote_resources`, tested with it against
  * `tests/vectors/remote_content.json`. HTML and SVG are read as parsed documents (inert),
  * Markdown through `marked` (JupyterLab's own parser) into HTML, CSS and JSON as text.
  */
