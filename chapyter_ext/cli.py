@@ -191,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(API keys such as sk-..., ghp_..., xoxb-..., AWS access key ids, JWTs, private key "
         "blocks, key-like values given to names such as token or password), named by its kind "
         "and length, never shown. Warnings (errors with --strict): generated code edited by "
-        "hand; a copied generated cell; with --orphans, a generated cell whose prompt is gone.",
+        "hand; a copied generated cell; with --orphans, a generated cell whose prompt is gone; "
+        "an agent's answer whose numbers, found in the outputs above it when it was written, "
+        "are found there no more (after a replay on changed data).",
     )
     check.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help=".ipynb files")
     check.add_argument(

@@ -199,8 +199,9 @@ class Chapyter(Configurable):
     image_input = Unicode(
         "auto",
         config=True,
-        help="Agent mode: send figures to the model as images ('on') or as text digests "
-        "('off'); 'auto': images for model names known to take them (gpt-4o, gpt-4.1, gpt-5, "
+        help="Agent mode's figures and images attached to a chat message: send them to the "
+        "model as images ('on') or not ('off': figures as text digests, an attached image "
+        "refused); 'auto': images for model names known to take them (gpt-4o, gpt-4.1, gpt-5, "
         "o1/o3/o4, claude, gemini, llava, pixtral, *-vl, ...).",
     ).tag(choices=("auto", "on", "off"))
 

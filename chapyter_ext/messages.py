@@ -102,3 +102,15 @@ def build_retry_messages(
         }
     )
     return messages
+
+
+def with_images(messages: list[dict], images: list[dict]) -> list[dict]:
+    """``messages`` with OpenAI ``image_url`` parts (``images``) added to the last message,
+    which must be the user's: its text becomes the first part. Unchanged without images."""
+    if not images:
+        return messages
+    last = messages[-1]
+    if last.get("role") != "user" or not isinstance(last.get("content"), str):
+        raise ValueError("Images go with the user's message.")
+    parts = [{"type": "text", "text": last["content"]}, *images]
+    return [*messages[:-1], {**last, "content": parts}]

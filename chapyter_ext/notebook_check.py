@@ -38,6 +38,7 @@ from .contract import (
     request_sha256,
     validate_stored_chat,
 )
+from .notebook_numbers import number_drift
 from .redact import find_secrets
 from .tracebacks import strip_ansi
 
@@ -88,12 +89,19 @@ def check_notebook(
     line); a generated cell holding code that failed the syntax check when generated and was
     not fixed by hand since (a batch run would run it and fail). Warnings (errors when
     ``strict``): a generated cell edited by hand; a second copy of a prompt's generated cell; with
-    ``orphans``, a generated cell whose prompt is gone. A change accepted through Fix, Edit with
+    ``orphans``, a generated cell whose prompt is gone; an agent's answer whose numbers,
+    found in the outputs above it when it was written, are found there no more
+    (:mod:`.notebook_numbers`). A change accepted through Fix, Edit with
     AI or the ``%%ai`` retry (``contract.accepted_change``) keeps the cell linked and up to date
     and is not an edit by hand. The notebook's own metadata comes first: a chat saved in it that
     does not follow the schema is an error, a malformed ``notebook_id`` a warning.
     """
     found = _link_findings(nb, path, strict, orphans) if links else []
+    if links:
+        soft = "error" if strict else "warning"
+        for index, message in number_drift(nb):
+            cell_id = nb["cells"][index].get("id")
+            found.append((index, Finding(path, soft, message, index + 1, cell_id)))
     if secrets:
         found += [(f.cell - 1 if f.cell else -1, f) for f in check_secrets(nb, path)]
     found.sort(key=lambda item: item[0])  # stable: a cell's link findings first

@@ -33,7 +33,7 @@ def event_class(name: str, stream: str) -> type:
 
 
 def streams_of(cls: type) -> list[str]:
-    if cls in AGENT_CLASSES.values() or cls in (events.Step, events.StepDone):
+    if cls in AGENT_CLASSES.values() or cls in (events.Step, events.StepDone, events.PlanStep):
         return ["agent"]
     if cls in (events.Start, events.Done):
         return ["chat"]

@@ -10,16 +10,12 @@ model's name is one known to take images.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-# Model names known to accept image parts (matched anywhere in the lower-cased name).
-_VISION = re.compile(
-    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|(?:^|[/:_-])o[134](?:$|[-_:])|chatgpt-4o|"
-    r"claude|gemini|llava|pixtral|vision|[-_]vl(?:$|[-_:])|qwen2(?:\.5)?-?vl|minicpm-v|"
-    r"llama-?3\.2-?\d+b-vision|gemma-?3|moondream|bakllava|idefics"
-)
+from ..llm.vision import accepts_images, takes_images
+
+__all__ = ["Capabilities", "capabilities", "takes_images"]
 
 
 @dataclass(frozen=True)
@@ -31,14 +27,9 @@ class Capabilities:
     images: bool
 
 
-def takes_images(model: str) -> bool:
-    """Whether ``model`` is one of the model names known to accept image parts."""
-    return bool(_VISION.search(model.lower()))
-
-
 def capabilities(settings: Any, model: str, *, local: bool) -> Capabilities:
     """The capabilities of ``model`` under ``settings`` (``tool_calling``, ``image_input``);
     ``local``: the endpoint is the bundled local model."""
     tools = {"on": True, "off": False}.get(settings.tool_calling, not local)
-    images = {"on": True, "off": False}.get(settings.image_input, not local and takes_images(model))
+    images = accepts_images(settings.image_input, model, local=local)
     return Capabilities(tools=tools, images=images)

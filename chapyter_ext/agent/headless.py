@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..atomic_write import check_target, write_notebook
-from ..contract import METADATA_KEY, SCHEMA_VERSION, generated_metadata, utc_now_iso
+from ..contract import METADATA_KEY, generated_metadata
 from ..magic import ensure_cell_ids
 from ..tracebacks import exception_line
+from .headless_cells import answer_cell
+from .headless_setup import AgentRunError, blocking_mcp_tools, load_settings
 from .notebook_kernel import KernelRunError, NotebookKernel
 from .stop_signals import StopSignals, interrupted_note
 
@@ -37,10 +39,6 @@ if TYPE_CHECKING:
     from .tools.mcp import BlockingToolSource
 
 _PROG = "chapyter-ext agent"
-
-
-class AgentRunError(Exception):
-    """The run could not go on; ``str()`` is one line for the terminal."""
 
 
 @dataclass
@@ -64,6 +62,8 @@ class AgentRun:
     redacted: str | None = None
     #: One line when a failed turn put the kernel's variables back as it found them.
     restored: str | None = None
+    #: The answer's numbers, each found or not in what the turn saw (also in its cell).
+    numbers: list[dict[str, Any]] = field(default_factory=list)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -198,39 +198,6 @@ def run_agent_file(
     return run
 
 
-def blocking_mcp_tools() -> BlockingToolSource | None:
-    """The MCP servers the Jupyter server would use (``chapyter_ext_mcp.json`` in Jupyter's
-    config path, ``c.ChapyterExtApp.mcp_servers`` of ``jupyter_server_config``), started on
-    first use on a loop of their own; None when none is configured."""
-    from ..mcp import McpServers
-    from ..mcp.config import app_config
-    from .tools.mcp import BlockingToolSource
-
-    setting, start_timeout, call_timeout = app_config()
-    servers = McpServers.from_config(
-        setting, start_timeout=start_timeout, call_timeout=call_timeout
-    )
-    return BlockingToolSource(servers) if servers else None
-
-
-def load_settings() -> Chapyter:
-    """The settings the notebook's kernel would have: the environment, then ``c.Chapyter`` of
-    the default IPython profile (``ipython_config.py``, ``ipython_kernel_config.py``)."""
-    from IPython.paths import get_ipython_dir
-    from traitlets.config.loader import load_pyconfig_files
-
-    from ..config import Chapyter
-
-    profile = os.path.join(get_ipython_dir(), "profile_default")
-    try:
-        config = load_pyconfig_files(["ipython_config.py", "ipython_kernel_config.py"], profile)
-        return Chapyter(config=config)
-    except Exception as err:
-        raise AgentRunError(
-            f"cannot read the settings in {profile}: {exception_line(err)}"
-        ) from None
-
-
 class _Turn:
     """The driver: the loop's requests to the model, its steps to the kernel."""
 
@@ -282,6 +249,7 @@ class _Turn:
         from ..rules import kernel_rules
         from .actions import Finish, Halt
         from .capabilities import capabilities
+        from .checked_numbers import answer_numbers
         from .limits import AgentLimits, turn_policy
         from .loop import AgentLoop
         from .tools import OP_RUN_CELL, RUNS_SERVER, default_registry
@@ -310,9 +278,10 @@ class _Turn:
             for line in extra.problems:
                 self._say(line, on_line)
             notes = "\n".join([notes, *(f"- Note: {p}" for p in extra.problems)]).strip()
+        loop_context = redactor(context) if context else None
         loop = AgentLoop(
             question=question,
-            context=redactor(context) if context else None,
+            context=loop_context,
             history=[],
             tools=caps.tools,
             images=caps.images,
@@ -346,7 +315,9 @@ class _Turn:
                 action = loop.on_reply(reply.text, reply.tool_calls)
             if isinstance(action, Finish):
                 self.report.answer = action.answer
-                self.cells.append(self._answer_cell(question, action.answer))
+                numbers = answer_numbers(action.answer.strip(), loop_context, loop.steps)
+                self.report.numbers = list(numbers)
+                self.cells.append(self._answer_cell(question, action.answer, numbers))
                 break
             if isinstance(action, Halt):
                 self.report.stopped = action.reason
@@ -465,8 +436,10 @@ class _Turn:
         self.ran += 1
         return result
 
-    def _answer_cell(self, question: str, answer: str) -> Any:
-        return self._markdown_cell(question, answer.strip())
+    def _answer_cell(
+        self, question: str, answer: str, numbers: tuple[dict[str, Any], ...] = ()
+    ) -> Any:
+        return self._markdown_cell(question, answer.strip(), numbers=list(numbers))
 
     def note_cell(self, question: str, note: str) -> Any:
         """The markdown cell that ends a turn cut short: the question, then ``note`` in
@@ -474,20 +447,12 @@ class _Turn:
         records a stopped reply."""
         return self._markdown_cell(question, f"*{note}*", status="stopped")
 
-    def _markdown_cell(self, question: str, text: str, **extra: str) -> Any:
-        import nbformat
-
-        quoted = "\n".join(f"> {line}" for line in question.strip().splitlines())
-        metadata = {
-            "schema": SCHEMA_VERSION,
-            "role": "answer",
-            "source": "agent",
-            "model": self.endpoint.model,
-            "created": utc_now_iso(),
-            "chat_id": self.chat_id,
-            "message_id": self.message_id,
+    def _markdown_cell(self, question: str, text: str, **extra: Any) -> Any:
+        return answer_cell(
+            question,
+            text,
+            model=self.endpoint.model,
+            chat_id=self.chat_id,
+            message_id=self.message_id,
             **extra,
-        }
-        return nbformat.v4.new_markdown_cell(
-            source=f"{quoted}\n\n{text}", metadata={METADATA_KEY: metadata}
         )

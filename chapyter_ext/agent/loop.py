@@ -51,14 +51,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..guards import Verdict, check_code
 from ..guards.answers import clean_answer
 from ..guards.echo import request_instructions
 from ..help_pointers import ENDPOINTS_HINT
-from ..messages import build_messages
+from ..messages import build_messages, with_images
 from ..parsing.fences import without_thinking
 from ..policy import bound_names, defined_functions
 from ..redact import Redactor
@@ -173,6 +173,7 @@ class AgentLoop:
         known_types: Mapping[str, str] | None = None,
         trials: bool = False,
         secret_names: Iterable[str] = (),
+        attached_images: Sequence[dict] = (),
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -197,6 +198,8 @@ class AgentLoop:
         self._started = clock()
         # Validates the question and the history (ValueError) before anything happens.
         self._opening = build_messages(question, context, history=history, system=None)
+        # The images the user attached go with the question, as the model's image parts.
+        self._opening = with_images(self._opening, list(attached_images))
         #: The guard rails of a step's code (default: it parses as an IPython cell).
         self._check = check or check_code
         #: The small-model profile (the bundled model): its honest lines say so.

@@ -18,8 +18,10 @@ from ..guards import check_code, snapshot_names
 from .capabilities import capabilities
 from .limits import AgentLimits, turn_policy
 from .loop import AgentLoop
+from .plan import PlanTracker
 from .protocol import AgentRequest, StepAnswer, TrialAnswer
 from .tools import (
+    PlanStepMark,
     ToolRegistry,
     ToolSource,
     default_registry,
@@ -113,6 +115,17 @@ class AgentService:
                 # A step runs exactly as shown: nothing the checks would repair passes.
                 return check_code(code, names, small=small, as_is=True)
 
+            # A plan the user edited and ran: its steps are the user's words (redacted as the
+            # message is), followed in order and marked with plan_step (docs/plans.md).
+            steps = [self.redact(step) for step in request.chat.plan_steps]
+            plan = PlanTracker(steps) if steps else None
+            registry = self.registry
+            notes = setup.rules_prompt
+            if plan is not None:
+                registry = registry.extended([PlanStepMark(plan.mark)])
+                notes = "\n".join(
+                    part for part in (notes, plan.prompt(tools=found.tools, small=small)) if part
+                )
             loop = AgentLoop(
                 question=setup.message,
                 context=setup.context,
@@ -123,15 +136,18 @@ class AgentService:
                 limits=AgentLimits.from_settings(self.settings, small=small),
                 redactor=self.redact,
                 known_functions=user_functions(request.chat.context),
-                registry=self.registry,
-                system_notes=setup.rules_prompt,
+                registry=registry,
+                system_notes=notes,
                 check=check,
                 small=small,
                 known_types=snapshot_modules(request.chat.context),
                 trials=bool(self.settings.trials),
                 secret_names=self.settings.secret_variables(),
+                attached_images=setup.images,
             )
-            turn = AgentTurn(self, setup, loop, policy=policy, capabilities=found, names=names)
+            turn = AgentTurn(
+                self, setup, loop, policy=policy, capabilities=found, names=names, plan=plan
+            )
             if locked != asked:
                 floor = self.settings.admin_locks().describe("agent_policy")
                 lock = (

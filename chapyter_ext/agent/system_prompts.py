@@ -51,7 +51,7 @@ def tools_system_prompt(registry: Iterable[Any]) -> str:
     """The system prompt with tools: the built-in three, and a line on the others (MCP
     servers' tools, named ``server__tool``; tools of other packages), which act outside the
     notebook."""
-    builtin = {"run_code", "read_cell", "list_variables"}
+    builtin = {"run_code", "read_cell", "list_variables", "plan_step"}
     others = [tool for tool in registry if tool.name not in builtin]  # the records of .tools
     if not others:
         return TOOLS_SYSTEM_PROMPT

@@ -18,6 +18,7 @@ from ..chat import (
     AgentStart,
     ChatError,
     Notice,
+    Plan,
     Step,
     StepDone,
     StreamingTurn,
@@ -34,8 +35,10 @@ from ..parsing.fences import prose_end
 from ..redact import one_line
 from .actions import Finish, Halt, ToolStep
 from .capabilities import Capabilities
+from .checked_numbers import answer_numbers
 from .limits import small_model_notice, time_cap_line
 from .loop import AgentLoop
+from .plan import PlanTracker
 from .protocol import StepAnswer, TrialAnswer
 from .results import ToolOutput
 from .tools import (
@@ -84,6 +87,7 @@ class AgentTurn(StreamingTurn):
         policy: str,
         capabilities: Capabilities,
         names: KernelNames | None = None,
+        plan: PlanTracker | None = None,
     ) -> None:
         super().__init__(
             service, notebook=setup.notebook, chat_id=setup.chat_id, model_name=setup.model_name
@@ -111,7 +115,12 @@ class AgentTurn(StreamingTurn):
         self._trials: set[str] = set()
         self._steps_by_id: dict[str, ToolStep] = {}
         self._prose = ""  # of the model reply being streamed (what a stop keeps)
+        self._final = False  # the loop finished with an answer (whose numbers are checked)
         self.usage.model = setup.endpoint.model  # prices are per model sent
+        #: The user's plan the turn follows (``plan_step`` marks its steps), or None.
+        self.plan = plan
+        if plan is not None:
+            plan.emit = self._queue.put_nowait
 
     # -- what the handlers call ------------------------------------------------------------
 
@@ -177,6 +186,8 @@ class AgentTurn(StreamingTurn):
         """Ask, act, observe until the loop finishes or halts."""
         loop = self._loop
         source = self.service.tool_source
+        if self.plan is not None:
+            self._queue.put_nowait(Plan(self.message_id, self.plan.as_dicts()))
         if self.tools and source is not None:
             # MCP servers start on first use: here, inside the turn, so a slow or failing one
             # shows as the turn's own wait and one notice line, never as a hung request.
@@ -194,8 +205,11 @@ class AgentTurn(StreamingTurn):
                 return TurnEnd("stopped", halt.reason, halt.reason)
             request = loop.request()
             text, calls = await self._ask(request.messages, request.tools)
+            if self.plan is not None and not self.tools:
+                self.plan.read_marks(text)  # the fenced protocol's "Step N: done" lines
             action = loop.on_reply(text, calls)
             if isinstance(action, Finish):
+                self._final = True
                 return TurnEnd("complete", action.answer)
             if isinstance(action, Halt):
                 return TurnEnd("stopped", action.reason, action.reason)
@@ -217,14 +231,21 @@ class AgentTurn(StreamingTurn):
     def _steps(self) -> tuple[dict[str, Any], ...]:
         return tuple(record.as_dict() for record in self._loop.steps)
 
+    def _plan(self) -> tuple[dict[str, Any], ...]:
+        return self.plan.as_dicts() if self.plan is not None else ()
+
     def _guarded(self, text: str) -> tuple[str, tuple[dict[str, Any], ...]]:
-        # The loop cleaned the final answer; its code blocks carry their verdicts.
+        # The loop cleaned the final answer; its code blocks carry their verdicts, its numbers
+        # theirs (found or not in what the turn saw).
+        if self._final:
+            self.numbers = answer_numbers(text, self.setup.context, self._loop.steps)
         return text, tuple(code_block_checks(text, self._names, small=self._loop.small))
 
     def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> AgentDone:
         usage = self.usage.as_dict()
         checks = self.checks or None
-        return AgentDone(self.message_id, text, end.status, steps, end.halt, usage, checks)
+        numbers = self.numbers or None
+        return AgentDone(self.message_id, text, end.status, steps, end.halt, usage, checks, numbers)
 
     def _release(self) -> None:
         self.service.release(self)

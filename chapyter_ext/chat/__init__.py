@@ -7,22 +7,35 @@ This package is the chat's public surface: agent mode and Fix use the chat throu
 exports here, never through its modules (``tests/test_layers.py``).
 """
 
+from .attachments import MAX_ATTACHMENTS_BODY_BYTES
+from .commands import SlashCommand, installed_commands
 from .events import (
     AgentDone,
     AgentStart,
     ChatEvent,
     Notice,
+    Plan,
+    PlanStep,
     Step,
     StepDone,
     Token,
     TokenRedactor,
     encode,
 )
-from .request import MAX_MESSAGE_CHARS, ChatError, ChatRequest, assemble_context, parse_context
-from .service import ChatService, ChatTurn, TurnSetup
+from .request import (
+    MAX_MESSAGE_CHARS,
+    ChatError,
+    ChatRequest,
+    ContextRequest,
+    assemble_context,
+    parse_context,
+)
+from .service import ChatService, ChatTurn
+from .setup import TurnSetup
 from .turn import StreamingTurn, TurnEnd, TurnHost
 
 __all__ = [
+    "MAX_ATTACHMENTS_BODY_BYTES",
     "MAX_MESSAGE_CHARS",
     "AgentDone",
     "AgentStart",
@@ -31,7 +44,11 @@ __all__ = [
     "ChatRequest",
     "ChatService",
     "ChatTurn",
+    "ContextRequest",
     "Notice",
+    "Plan",
+    "PlanStep",
+    "SlashCommand",
     "Step",
     "StepDone",
     "StreamingTurn",
@@ -42,5 +59,6 @@ __all__ = [
     "TurnSetup",
     "assemble_context",
     "encode",
+    "installed_commands",
     "parse_context",
 ]

@@ -23,6 +23,11 @@ An agent turn (``POST chapyter-ext/agent``, :mod:`chapyter_ext.agent.service`) u
 ``status``, ``result`` for server steps); ``done`` also carries ``steps`` (what ran) and ``halt``
 (the one line saying which cap stopped the turn, or "").
 
+Plan first (:mod:`chapyter_ext.chat.plans`): a ``/plan`` reply sends ``plan`` (``message_id``,
+``steps``: ``{text, status, note}``) just before ``done``; an agent turn that follows a plan
+sends it after ``start``, then a ``plan_step`` (``step``: 1-based, ``status``: done, failed or
+skipped, ``note``) each time the model marks one.
+
 Every string of every event (but the server's own random ids) passes the
 :class:`~chapyter_ext.redact.Redactor` in :func:`encode`, so nothing a model echoes (the
 configured key, a key the user pasted, a part of either) reaches the browser. A secret may come
@@ -155,6 +160,28 @@ class AgentDone:
     #: Tokens (and cost) of every model call of the turn together.
     usage: dict[str, Any] | None = None
     checks: tuple[dict[str, Any], ...] | None = None
+    #: The final answer's numbers, each found or not in what the turn saw (None: none).
+    numbers: tuple[dict[str, Any], ...] | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A plan's steps (``{text, status, note}``, :mod:`chapyter_ext.history.plans`): a ``/plan``
+    answer's, read from it (before ``done``), or the plan an agent turn follows (after
+    ``start``)."""
+
+    message_id: str
+    steps: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """An agent turn marked step ``step`` (1-based) of its plan ``status`` (done, failed,
+    skipped), ``note`` saying why in one line."""
+
+    step: int
+    status: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -163,7 +190,18 @@ class Heartbeat:
 
 
 ChatEvent = Union[
-    Start, Notice, Token, Done, Error, Heartbeat, AgentStart, Step, StepDone, AgentDone
+    Start,
+    Notice,
+    Token,
+    Done,
+    Error,
+    Heartbeat,
+    AgentStart,
+    Step,
+    StepDone,
+    AgentDone,
+    Plan,
+    PlanStep,
 ]
 
 _NAMES: dict[type, str] = {
@@ -176,6 +214,8 @@ _NAMES: dict[type, str] = {
     Step: "step",
     StepDone: "step_done",
     AgentDone: "done",
+    Plan: "plan",
+    PlanStep: "plan_step",
 }
 KEEPALIVE = b": keepalive\n\n"
 

@@ -12,11 +12,16 @@ from typing import Any
 from ..context.notebook import NotebookSnapshot, chat_context
 from ..contract import is_notebook_id
 from ..redact import Redactor
+from .attachments import Attachment, parse_attachments
+from .commands import command_name
+from .mentions import Mention, MentionError, parse_mentions
+from .plans import PlanFieldError, plan_fields
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
     "ChatError",
     "ChatRequest",
+    "ContextRequest",
     "assemble_context",
     "parse_context",
 ]
@@ -49,6 +54,16 @@ class ChatRequest:
     model: str | None = None
     #: The stable id in the notebook's metadata (``contract.chat``), if it has one.
     notebook_id: str | None = None
+    #: Answer with a plan's numbered steps only (:mod:`.plans`).
+    plan: bool = False
+    #: An agent turn's plan, as the user edited it: the steps it follows in order.
+    plan_steps: tuple[str, ...] = ()
+    #: A server slash command applied to the message (:mod:`.commands`), if one was named.
+    command: str | None = None
+    #: Files attached to the message, checked (:mod:`.attachments`).
+    attachments: tuple[Attachment, ...] = ()
+    #: What the user @-mentioned: always sent, pinned ahead of the context (:mod:`.mentions`).
+    mentions: tuple[Mention, ...] = ()
 
     @classmethod
     def parse(cls, body: Any, *, max_chars: int = MAX_MESSAGE_CHARS) -> ChatRequest:
@@ -70,12 +85,33 @@ class ChatRequest:
             optional[key] = value or None
         if optional["notebook_id"] is not None and not is_notebook_id(optional["notebook_id"]):
             raise ChatError("bad_request", "'notebook_id' must be 32 to 64 lower-case hex digits.")
+        try:
+            optional.update(plan_fields(body))
+        except PlanFieldError as err:
+            raise ChatError("bad_request", str(err)) from None
         return cls(
             notebook=notebook,
             message=message,
             context=parse_context(body.get("context")),
+            mentions=_mentions(body.get("mentions")),
+            command=parse_command(body.get("command")),
+            attachments=_attachments(body.get("attachments")),
             **optional,
         )
+
+
+def _attachments(value: Any) -> tuple[Attachment, ...]:
+    try:
+        return parse_attachments(value)
+    except ValueError as err:
+        raise ChatError("bad_request", str(err)) from None
+
+
+def _mentions(value: Any) -> tuple[Mention, ...]:
+    try:
+        return parse_mentions(value)
+    except MentionError as err:
+        raise ChatError("bad_request", str(err)) from None
 
 
 def parse_context(value: Any) -> Any:
@@ -90,6 +126,35 @@ def parse_context(value: Any) -> Any:
         return NotebookSnapshot.parse(value)
     except ValueError as err:
         raise ChatError("bad_request", f"'context': {err}") from None
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """A parsed ``POST chapyter-ext/context`` body: the snapshot and the draft message."""
+
+    snapshot: NotebookSnapshot
+    #: The draft (its first 20,000 characters): what is relevant to it comes first.
+    message: str | None = None
+
+    @classmethod
+    def parse(cls, body: Any) -> ContextRequest:
+        """Validate a JSON body; :class:`ChatError` (``bad_request``) names what is wrong."""
+        if not isinstance(body, dict):
+            raise ChatError("bad_request", "The body must be a JSON object.")
+        try:
+            snapshot = NotebookSnapshot.parse(body.get("snapshot"))
+        except ValueError as err:
+            raise ChatError("bad_request", f"'snapshot': {err}") from None
+        message = body.get("message")
+        return cls(snapshot, message[:20_000] if isinstance(message, str) else None)
+
+
+def parse_command(value: Any) -> str | None:
+    """The request's ``command``: None, or the name of an installed server slash command."""
+    try:
+        return command_name(value)
+    except ValueError as err:
+        raise ChatError("bad_request", str(err)) from None
 
 
 def assemble_context(

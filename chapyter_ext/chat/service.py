@@ -10,11 +10,9 @@ request, a closed tab and the per-reply time limit.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,87 +27,28 @@ from ..history import (
     HistoryWorker,
     new_id,
     normalize_notebook_path,
+    plan_step,
     utc_now,
 )
 from ..llm import Endpoint, astream
-from ..messages import build_messages
+from ..llm.vision import accepts_images
+from ..messages import build_messages, with_images
 from ..profile import FULL_PROFILE, PromptProfile, prompt_profile
 from ..redact import Redactor, one_line, redact_traceback
 from ..rules import ProjectRules, find_rules, with_rules
-from .events import Start, Token, TokenRedactor
+from .attachments import attachment_notes, files_context, image_parts
+from .commands import apply_command
+from .events import ChatEvent, Plan, Start, Token, TokenRedactor
+from .mentions import Mention, MentionError, mentions_context, read_file_heads
+from .plans import PLAN_SYSTEM_PROMPT, SMALL_PLAN_SYSTEM_PROMPT, parse_plan_answer
 from .prompts import CHAT_SYSTEM_PROMPT, SMALL_CHAT_SYSTEM_PROMPT
 from .request import MAX_MESSAGE_CHARS, ChatError, ChatRequest, assemble_context
 from .running_turns import RunningTurn, RunningTurns, TurnT
+from .setup import TurnSetup, _read_for_turn, history_for_model
 from .turn import StreamingTurn, TurnEnd
 
 if TYPE_CHECKING:
     from ..config import Chapyter
-
-
-@dataclass(frozen=True)
-class TurnSetup:
-    """What a turn (chat reply or agent turn) starts from, once the user's message is accepted."""
-
-    notebook: str  # normalised
-    chat_id: str
-    model_name: str
-    endpoint: Endpoint
-    #: The user's message, redacted.
-    message: str
-    #: The context text for the model (assembled within the budget, redacted), or None.
-    context: str | None
-    #: Earlier turns of the chat for the model (:func:`history_for_model`).
-    history: list[dict[str, str]]
-    #: Told to the user right after ``start`` ("" if nothing).
-    notice: str
-    #: The model's prompt profile (``Chapyter.prompt_style``); the small one: a short system
-    #: prompt, a compact context, two earlier messages and a capped answer.
-    profile: PromptProfile = FULL_PROFILE
-    #: The project's rules in force for the notebook (:mod:`chapyter_ext.rules`).
-    rules: ProjectRules = dataclasses.field(default_factory=ProjectRules)
-
-    @property
-    def small(self) -> bool:
-        """The small-model profile."""
-        return self.profile.small
-
-    @property
-    def rules_prompt(self) -> str:
-        """The rules' section of a system prompt ("" when none)."""
-        return self.rules.prompt()
-
-
-def _read_for_turn(
-    history: HistoryWorker, notebook: str, chat_id: str | None, notebook_id: str | None
-) -> tuple[str, tuple[ChatMessage, ...], str]:
-    """On the history thread: the chat a message goes to, its messages, the pending notice."""
-    store = history.store
-    chat_id = store.resolve_chat(notebook, chat_id, notebook_id, history.exists)
-    return chat_id, store.messages(notebook, chat_id), store.take_notice(notebook)
-
-
-def history_for_model(messages: Sequence[ChatMessage], limit: int) -> list[dict[str, str]]:
-    """Earlier turns to send with a new message: complete user/assistant pairs only.
-
-    A question whose reply failed is left out with it, so the model sees strictly alternating
-    roles (some chat templates refuse anything else); ``limit`` bounds the messages sent.
-    """
-    turns: list[dict[str, str]] = []
-    pending: ChatMessage | None = None
-    for msg in messages:
-        if msg.role == "user":
-            pending = msg
-        elif pending is not None and msg.status != "error" and msg.content.strip():
-            turns.append({"role": "user", "content": pending.content})
-            turns.append({"role": "assistant", "content": msg.content})
-            pending = None
-        else:
-            pending = None
-    if limit <= 0:
-        return []
-    keep = turns[-limit:]
-    # Never start with an assistant message cut from its question.
-    return keep[1:] if keep and keep[0]["role"] == "assistant" else keep
 
 
 class ChatTurn(StreamingTurn):
@@ -130,6 +69,7 @@ class ChatTurn(StreamingTurn):
         small: bool = False,
         quotable: Sequence[str] = (),
         request: str = "",
+        plan: bool = False,
     ) -> None:
         super().__init__(service, notebook=notebook, chat_id=chat_id, model_name=model_name)
         self.service = service
@@ -141,6 +81,9 @@ class ChatTurn(StreamingTurn):
         self._small = small
         self._quotable = quotable
         self._request = request  # the user's message: may the answer's code change a variable?
+        #: A ``/plan`` reply: its answer is read into steps (:mod:`.plans`), sent and saved.
+        self._plan_mode = plan
+        self._plan_steps: tuple[dict[str, Any], ...] = ()
         self._tokens = TokenRedactor(service.redact)
         self._parts: list[str] = []
         self.usage.model = endpoint.model  # prices are per model sent, not per entry name
@@ -183,10 +126,23 @@ class ChatTurn(StreamingTurn):
         # fence is closed, and each code block carries whether it may be offered to run.
         sent = Instructions(request_instructions(self._messages), self._quotable)
         text, _ = clean_answer(text, sent, small=self._small)
+        if self._plan_mode:
+            # Steps are text the user reads and edits; nothing of a plan is offered to run.
+            found = parse_plan_answer(text)
+            self._plan_steps = tuple(plan_step(step) for step in found)
+            return text, ()
         if self._small:
             # The bundled model's code keeps the user's data and shows its result.
             text = keep_data_in_answer(text, self._names, self._request)
         return text, tuple(code_block_checks(text, self._names, small=self._small))
+
+    def _plan(self) -> tuple[dict[str, Any], ...]:
+        return self._plan_steps
+
+    def _last_event(self, end: TurnEnd, text: str, steps: tuple[dict[str, Any], ...]) -> ChatEvent:
+        if self._plan_steps:
+            self._queue.put_nowait(Plan(self.message_id, self._plan_steps))
+        return super()._last_event(end, text, steps)
 
     def _release(self) -> None:
         self.service._release(self)
@@ -253,13 +209,56 @@ class ChatService:
         return self.turns.active
 
     def _prepare_context(
-        self, context: Any, request: str | None = None, *, profile: PromptProfile = FULL_PROFILE
+        self,
+        context: Any,
+        request: str | None = None,
+        *,
+        profile: PromptProfile = FULL_PROFILE,
+        files: str = "",
+        mentions: Sequence[Mention] = (),
+        heads: dict[str, str] | None = None,
     ) -> str | None:
-        if not self.send_context:
-            return None
-        budget = profile.context_budget(self.context_budget)
+        # The attached files' description (``files``) is always sent, and spends the budget first.
+        budget = profile.context_budget(self.context_budget) - len(files)
+        # What the user @-mentioned is always sent too, first, within what is left.
+        pinned = mentions_context(mentions, context, heads or {}, budget, self.redact)
+        budget -= len(pinned) + 2 if pinned else 0
         # The model's host must never see a secret: the assembly redacts.
-        return assemble_context(context, budget, self.redact, request)
+        kernel = None
+        if self.send_context:
+            kernel = assemble_context(context, budget, self.redact, request)
+        return "\n\n".join(part for part in (pinned, files, kernel) if part) or None
+
+    async def _file_heads(self, request: ChatRequest) -> dict[str, str]:
+        """The heads of the files ``request`` @-mentions, read off the event loop."""
+        if not any(m.kind == "file" for m in request.mentions):
+            return {}
+        try:
+            return await asyncio.to_thread(read_file_heads, request.mentions, self.rules_root)
+        except MentionError as err:
+            raise ChatError("bad_request", str(err)) from None
+
+    def _check_images(self, request: ChatRequest, name: str, model: str) -> None:
+        """Refuse, before anything is sent or saved, images for a model that takes none, and
+        mentions or files where the administrator locked ``send_context`` off (the user's own
+        switch does not hold back what the user named)."""
+        if (request.mentions or request.attachments) and self.settings.admin_locks().values.get(
+            "send_context"
+        ) is False:
+            raise ChatError(
+                "bad_request",
+                "Nothing was sent: the administrator does not allow notebook content to be sent "
+                "to models (Chapyter.send_context is locked off); remove the @-mentions and files.",
+            )
+        if not any(f.kind == "image" for f in request.attachments):
+            return
+        local = self.registry.is_local(request.model)
+        if not accepts_images(str(self.settings.image_input), model, local=local):
+            raise ChatError(
+                "bad_request",
+                f"The model {name!r} is not known to take images: remove the image, pick "
+                "another model, or set Chapyter.image_input to 'on' if it does take them.",
+            )
 
     async def rules(self, notebook: str, *, profile: PromptProfile = FULL_PROFILE) -> ProjectRules:
         """The project rules in force for ``notebook`` (a path under the server's root), read
@@ -287,6 +286,7 @@ class ChatService:
             model_name, endpoint = await self.registry.aresolve(request.model)
         except KeyError:
             raise ChatError("not_found", f"Unknown model {request.model!r}.") from None
+        self._check_images(request, model_name, endpoint.model)
         if not self.turns.reserve():
             raise ChatError(
                 "busy",
@@ -302,21 +302,36 @@ class ChatService:
                     _read_for_turn, self.history, notebook, request.chat_id, request.notebook_id
                 )
                 message = self.redact(request.message)
+                # The model gets the command's prompt; the history keeps what was typed.
+                asked, instruction = apply_command(request.command, message)
                 profile = prompt_profile(self.prompt_style, model_name)
                 rules = await self.rules(notebook, profile=profile)
+                files = await files_context(
+                    request.attachments,
+                    profile.context_budget(self.context_budget),
+                    self.redact,
+                    share=self.send_context and request.context is not None,
+                )
                 setup = TurnSetup(
                     notebook=notebook,
                     chat_id=chat_id,
                     model_name=model_name,
                     endpoint=profile.chat_endpoint(endpoint),
-                    message=message,
+                    message=asked,
                     context=self._prepare_context(
-                        request.context, request.message, profile=profile
+                        request.context,
+                        request.message,
+                        profile=profile,
+                        files=files,
+                        mentions=request.mentions,
+                        heads=await self._file_heads(request),
                     ),
                     history=history_for_model(earlier, profile.chat_history(self.history_sent)),
                     notice=notice,
                     profile=profile,
                     rules=rules,
+                    instruction=instruction,
+                    images=tuple(image_parts(request.attachments)),
                 )
                 try:
                     # Built before anything is saved, so a refused message leaves no trace.
@@ -329,6 +344,8 @@ class ChatService:
                     content=message,
                     model=model_name,
                     created=utc_now(),
+                    attachments=attachment_notes(request.attachments),
+                    mentions=tuple(m.stored() for m in request.mentions),
                 )
             except HistoryError as err:
                 raise ChatError(err.kind, str(err)) from None
@@ -364,6 +381,9 @@ class ChatService:
 
         def make(setup: TurnSetup) -> ChatTurn:
             system = setup.profile.pick(CHAT_SYSTEM_PROMPT, SMALL_CHAT_SYSTEM_PROMPT)
+            if request.plan:
+                system = setup.profile.pick(PLAN_SYSTEM_PROMPT, SMALL_PLAN_SYSTEM_PROMPT)
+            system = f"{system}\n\n{setup.instruction}" if setup.instruction else system
             messages = build_messages(
                 setup.message,
                 setup.context,
@@ -371,7 +391,7 @@ class ChatService:
                 system=system,
                 compact=setup.small,
             )
-            messages = with_rules(messages, setup.rules)
+            messages = with_images(with_rules(messages, setup.rules), list(setup.images))
             turn = ChatTurn(
                 self,
                 notebook=setup.notebook,
@@ -383,6 +403,7 @@ class ChatService:
                 quotable=notebook_text(request.context),
                 small=setup.small,
                 request=setup.message,
+                plan=request.plan,
             )
             turn.notice = setup.notice
             return turn

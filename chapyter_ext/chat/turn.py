@@ -82,6 +82,8 @@ class StreamingTurn:
         #: The verdicts of the answer's code blocks (``guards.answers.code_block_checks``),
         #: once the turn ended: saved with the reply and sent with its last event.
         self.checks: tuple[dict[str, Any], ...] = ()
+        #: An agent answer's checked numbers, set by ``_guarded``: saved with the reply.
+        self.numbers: tuple[dict[str, Any], ...] = ()
 
     # -- what a turn kind writes ---------------------------------------------------------------
 
@@ -105,6 +107,10 @@ class StreamingTurn:
 
     def _steps(self) -> tuple[dict[str, Any], ...]:
         """What ran (agent turns), saved with the reply."""
+        return ()
+
+    def _plan(self) -> tuple[dict[str, Any], ...]:
+        """The plan the turn proposed or followed (``{text, status, note}``), saved with it."""
         return ()
 
     def _guarded(self, text: str) -> tuple[str, tuple[dict[str, Any], ...]]:
@@ -193,6 +199,8 @@ class StreamingTurn:
             steps=steps,
             usage=self.usage.as_dict(),
             checks=self.checks,
+            plan=self._plan(),
+            numbers=self.numbers,
         )
         history = host.history
         notice = ""

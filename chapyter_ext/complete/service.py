@@ -23,7 +23,7 @@ import logging
 import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context.assemble import VariableSummary
 from ..endpoints import ModelRegistry
@@ -32,6 +32,9 @@ from ..llm import Endpoint, LLMError, astream, astream_fim
 from ..redact import Redactor, one_line
 from .cleaner import CURSOR, MAX_LINES, SuggestionCleaner
 from .suggestions import SuggestionGuard
+
+if TYPE_CHECKING:
+    from ..config import Chapyter
 
 #: Characters of the cell before the cursor sent (its end), and after it (its start).
 MAX_PREFIX_CHARS = 6000
@@ -248,22 +251,17 @@ class CompletionService:
     def __init__(
         self,
         registry: ModelRegistry,
+        settings: Chapyter,
         *,
-        model: str = "",
-        fim: Mapping[str, bool] | None = None,
-        max_tokens: int = 64,
-        context_chars: int = 2000,
         redactor: Redactor | None = None,
         log: logging.Logger | None = None,
         enabled: bool = True,
     ) -> None:
         self.registry = registry
+        #: The server's ``c.Chapyter``: the completion settings are read from it on each request.
+        self.settings = settings
         #: ``Chapyter.inline_completion``: False refuses every request (HTTP 403, "disabled").
         self.enabled = bool(enabled)
-        self.model = model
-        self.fim = dict(fim or {})
-        self.max_tokens = max(1, int(max_tokens))
-        self.context_chars = max(0, int(context_chars))
         self.redact = redactor if redactor is not None else Redactor()
         self.log = log or logging.getLogger(__name__)
         #: The running request of each editor: a newer one cancels it.
@@ -273,6 +271,26 @@ class CompletionService:
         #: Requests answered, and cancelled before the end (for tests and benchmarks).
         self.served = 0
         self.cancelled = 0
+
+    @property
+    def model(self) -> str:
+        """``Chapyter.completion_model`` (empty: the default model)."""
+        return str(self.settings.completion_model)
+
+    @property
+    def fim(self) -> dict[str, bool]:
+        """``Chapyter.completion_fim``: fill-in-the-middle by model name or id."""
+        return dict(self.settings.completion_fim or {})
+
+    @property
+    def max_tokens(self) -> int:
+        """``Chapyter.completion_max_tokens``."""
+        return max(1, int(self.settings.completion_max_tokens))
+
+    @property
+    def context_chars(self) -> int:
+        """``Chapyter.completion_context_chars``."""
+        return max(0, int(self.settings.completion_context_chars))
 
     async def plan(self) -> Plan:
         """Resolve the completion model (starting the local model if it is the one)."""

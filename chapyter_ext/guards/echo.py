@@ -208,6 +208,8 @@ def request_instructions(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
     last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     content = last.get("content") if last is not None else None
+    if isinstance(content, list):  # text and image parts: the text is the first
+        content = next((p.get("text") for p in content if p.get("type") == "text"), None)
     if isinstance(content, str):
         texts.extend(block.group(0) for block in _DATA_BLOCK.finditer(content))
     return texts

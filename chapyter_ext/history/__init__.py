@@ -8,6 +8,7 @@ This package is the history's public surface: the chat uses the history through 
 exports here (``tests/test_layers.py``).
 """
 
+from .plans import MAX_PLAN_STEP_CHARS, MAX_PLAN_STEPS, PLAN_STATUSES, clean_plan, plan_step
 from .records import (
     ChatMessage,
     HistoryError,
@@ -19,12 +20,17 @@ from .records import (
 from .store import ChatHistoryStore, HistoryWorker
 
 __all__ = [
+    "MAX_PLAN_STEPS",
+    "MAX_PLAN_STEP_CHARS",
+    "PLAN_STATUSES",
     "ChatHistoryStore",
     "ChatMessage",
     "HistoryError",
     "HistoryWorker",
+    "clean_plan",
     "new_id",
     "normalize_notebook_path",
+    "plan_step",
     "repair_text",
     "utc_now",
 ]

@@ -17,6 +17,10 @@ import re
 from collections.abc import Callable, Sequence
 from posixpath import basename, splitext
 
+from .attachment_notes import attachment_lines
+from .checked_numbers import number_lines
+from .mention_notes import mention_lines
+from .plans import plan_lines
 from .records import ChatMessage
 
 _BACKTICKS = re.compile(r"`+")
@@ -143,9 +147,16 @@ def chat_markdown(
         text = redact(message.content)
         if message.role == "user":
             lines.append(_quote(text) if text.strip() else "> *(empty)*")
+            lines += attachment_lines(message.attachments, lambda name: code_span(redact(name)))
+            lines += mention_lines(message.mentions, lambda label: code_span(redact(label)))
             continue
         if text.strip():
             lines.append(text.strip("\n"))
+        lines += number_lines(message.numbers, lambda number: code_span(redact(number)))
+        if message.plan:
+            followed = any(step.get("status") != "proposed" for step in message.plan)
+            lines += ["", "**Plan followed**" if followed else "**Plan**", ""]
+            lines += plan_lines(message.plan, lambda text: _one_line(redact(text)))
         if message.steps:
             lines += ["", "**Steps the agent ran**", ""]
             for n, step in enumerate(message.steps, 1):

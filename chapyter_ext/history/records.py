@@ -14,6 +14,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..llm.usage import clean_usage
+from .attachment_notes import clean_attachments, redact_attachments
+from .checked_numbers import clean_numbers, redact_numbers
+from .mention_notes import clean_mentions, redact_mentions
+from .plans import clean_plan, redact_plan
 
 ROLES = ("user", "assistant")
 STATUSES = ("complete", "stopped", "error")
@@ -68,6 +72,18 @@ class ChatMessage:
     #: Taken from a chat a notebook carried in its metadata (set by this server on import,
     #: whatever the file said): shown read-only, its cell links and statuses not acted on.
     imported: bool = False
+    #: A plan's steps (:mod:`.plans`): ``{text, status, note}``, a ``/plan`` answer's or the
+    #: one an agent turn followed.
+    plan: tuple[dict[str, Any], ...] = ()
+    #: An agent answer's numbers, each found or not in what its turn saw
+    #: (:mod:`.checked_numbers`: ``{text, start, end, value, status, where}``).
+    numbers: tuple[dict[str, Any], ...] = ()
+    #: A user message's attached files (:mod:`.attachment_notes`): ``{name, type, size}``,
+    #: never their data.
+    attachments: tuple[dict[str, Any], ...] = ()
+    #: A user message's @-mentions (:mod:`.mention_notes`): ``{kind, label}`` and its
+    #: ``name``, ``cellId`` or ``path``, never what was sent of it.
+    mentions: tuple[dict[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON-ready dict (the shape the history endpoint returns).
@@ -77,7 +93,7 @@ class ChatMessage:
         messages keep their old shape.
         """
         data: dict[str, Any] = asdict(self)
-        for key in ("steps", "checks"):
+        for key in ("steps", "checks", "plan", "numbers", "attachments", "mentions"):
             data[key] = list(getattr(self, key))
             if not data[key]:
                 del data[key]
@@ -109,6 +125,10 @@ class ChatMessage:
             usage=clean_usage(data.get("usage")),
             checks=clean_checks(data.get("checks")),
             imported=data.get("imported") is True,
+            plan=clean_plan(data.get("plan")),
+            numbers=clean_numbers(data.get("numbers")),
+            attachments=clean_attachments(data.get("attachments")),
+            mentions=clean_mentions(data.get("mentions")),
         )
 
 
@@ -184,6 +204,10 @@ def redact_message(message: ChatMessage, redact: Callable[[str], str]) -> ChatMe
         checks=tuple(
             {**check, "problem": redact(check["problem"])} for check in clean_checks(message.checks)
         ),
+        numbers=redact_numbers(message.numbers, redact),
+        plan=redact_plan(message.plan, redact),
+        attachments=redact_attachments(message.attachments, redact),
+        mentions=redact_mentions(message.mentions, redact),
     )
 
 

@@ -303,10 +303,7 @@ class ChapyterExtApp(ExtensionApp):
             kernel_websockets_without_nagle(self.settings)
         self.completions = CompletionService(  # Inline completion
             registry,
-            model=shared.completion_model,
-            fim=shared.completion_fim,
-            max_tokens=shared.completion_max_tokens,
-            context_chars=shared.completion_context_chars,
+            shared,
             redactor=redactor,
             log=self.log,
             enabled=self.features.inline_completion,

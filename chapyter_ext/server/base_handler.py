@@ -72,7 +72,7 @@ def _repaired(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def parse_json_body(raw: bytes, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+def parse_json_body(raw: bytes | bytearray, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
     """A request body as a JSON object with repaired strings, or :class:`ChatError` (400).
 
     Refused: more than ``limit`` bytes (``MAX_BODY_BYTES`` unless a route allows more), not
@@ -252,7 +252,9 @@ class ChapyterHandler(ExtensionHandlerMixin, APIHandler):
         """The request body as a JSON object (bounded, Unicode repaired), or a 400."""
         body = getattr(self, "_json_body", None)
         if body is None:
-            raw = bytes(self._body or b"")
+            # Parsed from the buffer itself, which is then let go: a body with attachments is
+            # tens of MB, and a copy of it would only double that.
+            raw, self._body = self._body or bytearray(), None
             body = self._json_body = parse_json_body(raw, self.max_body_bytes)
         return body
 

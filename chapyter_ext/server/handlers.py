@@ -11,14 +11,21 @@ from tornado.iostream import StreamClosedError
 from .._version import __version__
 from ..agent.protocol import MAX_RESULT_BODY_BYTES, AgentRequest, StepAnswer, TrialAnswer
 from ..agent.turn import AgentTurn
-from ..chat import ChatError, ChatRequest, ChatTurn
+from ..chat import (
+    MAX_ATTACHMENTS_BODY_BYTES,
+    ChatError,
+    ChatRequest,
+    ChatTurn,
+    ContextRequest,
+    installed_commands,
+)
 from ..chat.events import encode
-from ..context.notebook import ChatContext, NotebookSnapshot, chat_context
+from ..context.notebook import ChatContext, chat_context
 from ..fix.consent import FixTrial, trial_decision
 from ..fix.service import parse_fix_request, propose_fix
 from ..llm import alist_models
 from ..trial.run import TrialLimits
-from .base_handler import ChapyterHandler
+from .base_handler import MAX_BODY_BYTES, ChapyterHandler
 
 #: Seconds between heartbeats of a quiet stream (a proxy would close an idle connection).
 HEARTBEAT_SECONDS = 15.0
@@ -77,17 +84,13 @@ class ContextHandler(ChapyterHandler):
         redaction) for ``message`` (the draft; what is relevant to it comes first); the text
         is empty when the server sends no context (``send_context``).
         """
-        body = self.json_body()
-        try:
-            snapshot = NotebookSnapshot.parse(body.get("snapshot"))
-        except ValueError as err:
-            raise ChatError("bad_request", f"'snapshot': {err}") from None
-        message = body.get("message")
+        request = ContextRequest.parse(self.json_body())
+        snapshot = request.snapshot
         context = chat_context(
             snapshot,
             budget=self.chat.context_budget,
             redactor=self.chat.redact,
-            request=message[:20_000] if isinstance(message, str) else None,
+            request=request.message,
         )
         if not self.chat.send_context:
             context = ChatContext(text="", summary=context.summary, chars=0)
@@ -110,11 +113,22 @@ class ModelsHandler(ChapyterHandler):
         self.reply({"name": name, "models": await alist_models(endpoint)})
 
 
+class CommandsHandler(ChapyterHandler):
+    """``GET chapyter-ext/commands``: the server's slash commands, for the chat's ``/`` menu."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        """``{"commands": [{"name", "description", "args"}]}`` (``chat/commands.py``)."""
+        self.reply({"commands": [command.public() for command in installed_commands()]})
+
+
 class ChatHandler(ChapyterHandler):
     """``POST chapyter-ext/chat``: stream one reply as server-sent events."""
 
     _turn: ChatTurn | AgentTurn | None = None
     _client_gone = False
+    # A message may carry attached files (their base64, bounded in chat/attachments.py).
+    max_body_bytes = MAX_BODY_BYTES + MAX_ATTACHMENTS_BODY_BYTES
 
     @tornado.web.authenticated
     async def post(self) -> None:
@@ -265,6 +279,7 @@ def handlers() -> list[tuple[str, type[ChapyterHandler]]]:
         (r"chapyter-ext/config", ConfigHandler),
         (r"chapyter-ext/context", ContextHandler),
         (r"chapyter-ext/models", ModelsHandler),
+        (r"chapyter-ext/commands", CommandsHandler),
         (r"chapyter-ext/chat", ChatHandler),
         (r"chapyter-ext/chat/stop", StopHandler),
         (r"chapyter-ext/agent", AgentHandler),

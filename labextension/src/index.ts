@@ -20,6 +20,7 @@ import completePlugins from './complete/plugin';
 import fixPlugins from './fix/plugin';
 import { PairDecorator } from './notebook/decorations';
 import notebookPlugins from './notebook/plugin';
+import planPlugins from './plan/plugin';
 import savedSecretsPlugins from './savedSecrets/plugin';
 import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
 import { cellViews } from './notebook/cells';
@@ -168,6 +169,7 @@ export default [
   ...notebookPlugins,
   ...chatPlugins,
   ...agentPlugins,
+  ...planPlugins,
   ...fixPlugins,
   ...completePlugins,
   ...savedSecretsPlugins

@@ -39,6 +39,8 @@ def deep(depth: int) -> str:
     ids=["recursion", "nested", "huge", "truncated"],
 )
 async def test_unparseable_bodies_are_refused_on_every_route(get_json, fake, route, body, expected):
+    if route == ("chapyter-ext", "chat") and expected == 413:
+        expected = 400  # within what the chat admits for attached files: read, then refused
     status, data = await get_json(*route, method="POST", body=body)
     assert status == expected, data
     assert data["error"]["kind"] == "bad_request"

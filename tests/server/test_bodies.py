@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from chapyter_ext.agent import protocol as agent_protocol
+from chapyter_ext.chat import MAX_ATTACHMENTS_BODY_BYTES
 from chapyter_ext.server import handlers
 from chapyter_ext.server.base_handler import MAX_BODY_BYTES
 from chapyter_ext.server.complete_handlers import completion_handlers
@@ -17,12 +18,14 @@ from chapyter_ext.server.refusals import LINGER_BYTES
 from .raw_http import PROMPT, json_headers
 
 SIXTY_MB = 60 * 1024 * 1024
+#: The chat and agent routes also admit the base64 of the largest allowed attachments.
+WITH_ATTACHMENTS = MAX_BODY_BYTES + MAX_ATTACHMENTS_BODY_BYTES
 #: Every POST route, with the limit its body is held to.
 POST_ROUTES = [
     ("chapyter-ext/context", MAX_BODY_BYTES),
-    ("chapyter-ext/chat", MAX_BODY_BYTES),
+    ("chapyter-ext/chat", WITH_ATTACHMENTS),
     ("chapyter-ext/chat/stop", MAX_BODY_BYTES),
-    ("chapyter-ext/agent", MAX_BODY_BYTES),
+    ("chapyter-ext/agent", WITH_ATTACHMENTS),
     ("chapyter-ext/agent/result", agent_protocol.MAX_RESULT_BODY_BYTES),
     ("chapyter-ext/agent/trial", MAX_BODY_BYTES),
     ("chapyter-ext/fix", MAX_BODY_BYTES),

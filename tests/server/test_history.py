@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from chapyter_ext.chat.service import history_for_model
+from chapyter_ext.chat.setup import history_for_model
 from chapyter_ext.history import files as history_files
 from chapyter_ext.history.store import (
     ChatHistoryStore,

@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from chapyter_ext.agent.protocol import AgentRequest, StepAnswer, TrialAnswer
-from chapyter_ext.chat import ChatRequest
+from chapyter_ext.chat import ChatRequest, ContextRequest
+from chapyter_ext.complete.service import CompletionRequest
+from chapyter_ext.fix.consent import FixTrial
+from chapyter_ext.fix.service import parse_fix_request
 from chapyter_ext.testing.wire_shape import body_problems, request_routes
 
 VECTORS = json.loads(
@@ -28,6 +31,18 @@ PARSERS: dict[str, Any] = {
     "agent": AgentRequest.parse,
     "agent/result": StepAnswer.parse,
     "agent/trial": TrialAnswer.parse,
+    "fix": parse_fix_request,
+    "fix/trial": FixTrial.parse,
+    "complete": CompletionRequest.parse,
+    "context": ContextRequest.parse,
+}
+#: The dataclass each route's body is parsed into, and the contract fields it does not keep
+#: as a field of its own (``failure`` becomes the trial's report).
+PARSED: dict[str, tuple[Any, set[str]]] = {
+    "fix": (parse_fix_request, set()),
+    "fix/trial": (FixTrial.parse, {"failure"}),
+    "complete": (CompletionRequest.parse, set()),
+    "context": (ContextRequest.parse, set()),
 }
 REQUIRED = [
     (route, field["name"])
@@ -59,12 +74,33 @@ def test_the_chat_and_agent_requests_have_exactly_the_contracts_fields():
     assert agent == chat | {f.name for f in dataclasses.fields(AgentRequest)} - {"chat"}
     example = ROUTES["chat"]["example"]
     parsed = ChatRequest.parse(example)
-    for name in chat - {"context"}:
-        assert getattr(parsed, name) == example[name]
+    for name in chat - {"context", "mentions", "attachments"}:
+        value = getattr(parsed, name)
+        # Lists are kept as tuples (a request is frozen).
+        assert (list(value) if isinstance(value, tuple) else value) == example[name], name
     assert parsed.context.path == example["context"]["path"]
-    assert AgentRequest.parse(ROUTES["agent"]["example"]).policy == "ask"
+    # A mention keeps what names it (stored so); a cell's text is read, not kept.
+    named = ("kind", "label", "name", "cellId", "path")
+    assert [m.stored() for m in parsed.mentions] == [
+        {key: m[key] for key in named if key in m} for m in example["mentions"]
+    ]
+    assert parsed.mentions[1].source == example["mentions"][1]["source"]
+    # An attachment keeps its data for the turn; the history keeps only its note.
+    assert [{**a.note(), "data": a.data} for a in parsed.attachments] == example["attachments"]
+    agent_request = AgentRequest.parse(ROUTES["agent"]["example"])
+    assert agent_request.policy == "ask"
+    assert list(agent_request.chat.plan_steps) == ROUTES["agent"]["example"]["plan_steps"]
     result = StepAnswer.parse(ROUTES["agent/result"]["example"])
     assert (result.status, result.execution_count, result.has_result) == ("ran", 3, True)
+
+
+@pytest.mark.parametrize("route", list(PARSED))
+def test_the_other_bodies_have_exactly_the_contracts_fields(route):
+    # A field the server starts reading (or stops reading) must be added to the contract too.
+    parse, extra = PARSED[route]
+    parsed = parse(ROUTES[route]["example"])
+    kept = {f.name for f in dataclasses.fields(parsed)}
+    assert kept | extra == {f["name"] for f in ROUTES[route]["fields"]}
 
 
 def test_a_body_off_the_contract_is_caught():
@@ -83,8 +119,8 @@ async def test_the_stop_example_is_accepted(get_json):
 
 @pytest.mark.parametrize(
     ("route", "missing"),
-    [*REQUIRED, ("agent/trial", "report")],  # report is required unless failure is given
-    ids=[f"{r}-{m}" for r, m in [*REQUIRED, ("agent/trial", "report")]],
+    [*REQUIRED, ("agent/trial", "report"), ("fix/trial", "report")],  # unless failure is given
+    ids=[f"{r}-{m}" for r, m in [*REQUIRED, ("agent/trial", "report"), ("fix/trial", "report")]],
 )
 async def test_a_body_without_a_required_field_is_a_400_with_one_line(
     get_json, fake, route, missing

@@ -43,6 +43,13 @@ export function fenced(code: string): string {
   return '```python\n' + code + '\n```';
 }
 
+/** An answer that streams slowly (about `seconds` in all), so a test can act while it does. */
+export function slowReply(content: string, seconds = 6): IReply {
+  const chunk_size = 4;
+  const chunks = Math.max(1, Math.ceil(content.length / chunk_size));
+  return { content, chunk_size, chunk_delay: seconds / chunks };
+}
+
 function reply(r: IReply | string): IReply {
   return typeof r === 'string' ? { content: r } : r;
 }

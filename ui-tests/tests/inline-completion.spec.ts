@@ -111,7 +111,8 @@ test('typing shows ghost text from the model and Tab accepts it', async ({
     cells => cells[1].source === "weather.groupby('city').temp_c.mean()",
     'the suggestion accepted into the cell'
   );
-  await expect(ghost).toHaveCount(0);
+  // Its ghost text is gone (the edit may ask for a next suggestion, which is not this one).
+  await expect(ghost.filter({ hasText: "upby('city')" })).toHaveCount(0);
 
   // The prompt had the code around the cursor, the cell above and the kernel's columns.
   const [sent] = await requestsAt('weather.gro');

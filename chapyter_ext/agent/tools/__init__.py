@@ -11,7 +11,15 @@ under the ``chapyter_ext.tools`` entry point); every driver dispatches on its ``
 from __future__ import annotations
 
 from ...llm.tool_calls import ToolCall
-from .builtin import BUILTIN_TOOLS, LIST_VARIABLES, READ_CELL, RUN_CODE
+from .builtin import (
+    BUILTIN_TOOLS,
+    LIST_VARIABLES,
+    PLAN_MARKS,
+    PLAN_STEP,
+    READ_CELL,
+    RUN_CODE,
+    PlanStepMark,
+)
 from .fenced import FencedStep, fenced_step
 from .messages import assistant_message, tool_message
 from .record import (
@@ -45,6 +53,8 @@ __all__ = [
     "OP_EVALUATE",
     "OP_READ_CELL",
     "OP_RUN_CELL",
+    "PLAN_MARKS",
+    "PLAN_STEP",
     "READ_CELL",
     "RUNS_KERNEL",
     "RUNS_SERVER",
@@ -53,6 +63,7 @@ __all__ = [
     "BadToolCall",
     "FencedStep",
     "Observation",
+    "PlanStepMark",
     "Tool",
     "ToolCall",
     "ToolRegistry",

@@ -1,10 +1,12 @@
 """The built-in tools: ``run_code`` (run Python in a new cell of the notebook), ``read_cell``
 (the source and outputs of an existing cell) and ``list_variables`` (the kernel's variables
-summarised again). All three run in the notebook's kernel."""
+summarised again). All three run in the notebook's kernel. ``plan_step`` marks a step of the
+plan a turn follows (Plan first): it runs on the server, changes nothing and never asks; a turn
+offers it only when it carries a plan (it is not in :data:`BUILTIN_TOOLS`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...policy.consent import RUN, plan
@@ -13,9 +15,11 @@ from ..kernel_reads import expression as kernel_expression
 from ..observe import observe, outcome
 from ..results import StepResult, ToolOutput
 from .record import (
+    OP_CALL,
     OP_EVALUATE,
     OP_READ_CELL,
     OP_RUN_CELL,
+    RUNS_SERVER,
     Approval,
     BadToolCall,
     Observation,
@@ -26,6 +30,9 @@ from .record import (
 RUN_CODE = "run_code"
 READ_CELL = "read_cell"
 LIST_VARIABLES = "list_variables"
+PLAN_STEP = "plan_step"
+#: What ``plan_step`` may mark a step.
+PLAN_MARKS = ("done", "failed", "skipped")
 
 #: Characters of the variables' summary a ``list_variables`` call asks the kernel for.
 VARIABLES_BUDGET = 6000
@@ -181,3 +188,47 @@ def _read(result: Any, budget: int, redactor: Redactor) -> Observation:
 
 #: The built-in tools, in the order the model is told of them.
 BUILTIN_TOOLS: tuple[Tool, ...] = (RunCode(), ReadCell(), ListVariables())
+
+
+class PlanStepMark(Tool):
+    """``plan_step``: mark a step of the turn's plan done, failed or skipped. Runs on the
+    server, has no side effect (``acts`` False: it never asks); ``mark(step, status, note)``
+    records it and says what the model is told (:class:`BadToolCall` for a step the plan
+    does not have)."""
+
+    name: str = PLAN_STEP
+    description: str = (
+        "Mark a step of the user's plan once you finished it (done), could not do it (failed) "
+        "or left it out (skipped). Changes nothing in the notebook."
+    )
+    parameters: dict[str, Any] = _object(
+        {
+            "step": {"type": "integer", "description": "The step's number in the plan (1-based)."},
+            "status": {"type": "string", "enum": list(PLAN_MARKS)},
+            "note": {"type": "string", "description": "One short line: what came of it."},
+        },
+        ["step", "status"],
+    )
+    runs: str = RUNS_SERVER
+    op: str = OP_CALL
+    label: str = "mark a plan step"
+
+    def __init__(self, mark: Callable[[int, str, str], str]) -> None:
+        self._mark = mark
+
+    def check(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        args = super().check(arguments)
+        if args.get("status") not in PLAN_MARKS:
+            raise BadToolCall(f"plan_step's 'status' must be one of {', '.join(PLAN_MARKS)}.")
+        return args
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return f"plan step {arguments.get('step', '?')}: {arguments.get('status', '?')}"
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutput:
+        note = arguments.get("note")
+        return ToolOutput(
+            text=self._mark(
+                arguments["step"], arguments["status"], note if isinstance(note, str) else ""
+            )
+        )

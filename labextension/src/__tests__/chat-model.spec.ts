@@ -323,14 +323,16 @@ describe('ChatModel streaming', () => {
     model.dispose();
   });
 
-  it('refuses to send empty text, without a notebook, or while a reply streams', async () => {
+  it('refuses to send empty text or without a notebook; queues while a reply streams', async () => {
     const client = new FakeClient();
     const model = makeModel(client);
     expect(await model.send('hello')).toBe(false);
     await model.setNotebook('a.ipynb');
     expect(await model.send('   ')).toBe(false);
     const first = model.send('one');
-    expect(await model.send('two')).toBe(false);
+    // Queued, not refused (chat-follow-ups.spec.ts); sent once 'one' completes.
+    expect(await model.send('two')).toBe(true);
+    expect(model.queued.map(q => q.text)).toEqual(['two']);
     await flush();
     client.streams[0].send({
       type: 'done',
@@ -340,7 +342,9 @@ describe('ChatModel streaming', () => {
     });
     client.streams[0].end();
     expect(await first).toBe(true);
-    expect(client.requests).toHaveLength(1);
+    await flush();
+    expect(client.requests.map(r => r.message)).toEqual(['one', 'two']);
+    expect(model.queued).toEqual([]);
   });
 
   it('sends no context when the toggle is off, for the next message only', async () => {

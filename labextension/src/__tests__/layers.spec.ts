@@ -14,6 +14,7 @@ const SRC = path.join(__dirname, '..');
 const FEATURES = [
   'chat',
   'agent',
+  'plan',
   'fix',
   'complete',
   'notebook',

@@ -1,7 +1,8 @@
 /**
  * The request bodies against the wire contract (`requests` in `tests/vectors/contract.json`),
  * which `tests/server/test_request_contract.py` holds the server's parsing to: each body is
- * built by the real client (`chat/client.ts`, `agent/client.ts`) and read off a fake fetch.
+ * built by the real client (`chat/client.ts`, `agent/client.ts`, `fix/client.ts`,
+ * `complete/client.ts`) and read off a fake fetch.
  * The bodies are typed `Required<...>`, so a field added to a request type fails to compile
  * here until the contract and this test name it too.
  */
@@ -16,6 +17,10 @@ import type {
 } from '../agent/tokens';
 import { ChatClient } from '../chat/client';
 import type { IChatRequest } from '../chat/tokens';
+import { streamCompletion } from '../complete/client';
+import type { ICompletionBody } from '../complete/logic';
+import { requestFix, requestFixTrial } from '../fix/client';
+import type { IFixRequest } from '../fix/client';
 import { readVectors } from './vectors';
 
 const REQUESTS = readVectors('contract.json').requests;
@@ -36,7 +41,8 @@ beforeAll(() => {
       ''
     );
     posted.push({ route, method: request.method, body: await request.json() });
-    const stream = route === 'chat' || route === 'agent';
+    const stream =
+      route === 'chat' || route === 'agent' || route === 'complete';
     return new Response(stream ? ': keepalive\n\n' : '{"ok": true}', {
       status: 200,
       headers: {
@@ -63,7 +69,12 @@ const CHAT: Required<Omit<IChatRequest, 'policy'>> = {
   message: 'Which region grew fastest?',
   context: SNAPSHOT,
   model: 'gpt-4o-mini',
-  notebook_id: '0123456789abcdef0123456789abcdef'
+  notebook_id: '0123456789abcdef0123456789abcdef',
+  command: 'describe',
+  mentions: ROUTES.chat.example.mentions,
+  attachments: ROUTES.chat.example.attachments,
+  plan: true,
+  plan_steps: ['Sum revenue by region']
 };
 const AGENT: Required<IAgentRequest> = { ...CHAT, policy: 'ask' };
 const RUN: Required<IRunResult> = {
@@ -79,6 +90,27 @@ const RESULT: Required<IStepResultBody> = {
   status: 'ran',
   result: RUN,
   text: ''
+};
+
+/** A Fix body with every field its type has. */
+const FIX: Required<IFixRequest> = {
+  notebook: 'work/sales.ipynb',
+  mode: 'fix',
+  cell: { id: 'c2', index: 1, source: "df.groupby('regoin').sum()" },
+  error: { ename: 'KeyError', evalue: "'regoin'", traceback: ['KeyError'] },
+  related: [{ id: 'c1', index: 0, source: 'df = load()' }],
+  instruction: '',
+  context: SNAPSHOT,
+  model: 'gpt-4o-mini'
+};
+/** A completion body with every field its type has. */
+const COMPLETE: Required<ICompletionBody> = {
+  prefix: 'df.',
+  suffix: '',
+  cells_above: ['import pandas as pd'],
+  variables: [{ name: 'df', type: 'DataFrame', summary: '2 rows' }],
+  language: 'python',
+  editor: 'cell-c2'
 };
 
 /** Post every body the clients build, each route with all its fields (trial: both kinds). */
@@ -100,6 +132,20 @@ async function postEverything(): Promise<void> {
     step_id: 'step-1',
     failure: { ename: 'NameError', evalue: "name 'x' is not defined" }
   });
+  await requestFix(FIX, signal);
+  await requestFixTrial({
+    code: 'x = 1',
+    context: SNAPSHOT,
+    report: { status: 'ran' }
+  });
+  await requestFixTrial({
+    code: 'x = 1',
+    failure: { ename: 'NameError', evalue: "name 'x' is not defined" }
+  });
+  for await (const event of streamCompletion(COMPLETE, signal)) {
+    void event;
+  }
+  await chat.context(SNAPSHOT, 'Which region grew fastest?');
 }
 
 function names(fields: any[]): string[] {

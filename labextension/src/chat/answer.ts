@@ -14,7 +14,9 @@ import {
   renderMarkdown,
   showCode
 } from '../untrusted/render';
+import type { INumberVerdict } from '../common/events';
 import { codeButtons, ICodeBlockHandlers } from './codeBlocks';
+import { markNumbers } from './numberMarks';
 import { element } from '../common/dom';
 
 /** What an answer is drawn with, when the page offers it. */
@@ -43,9 +45,14 @@ export class AnswerView {
 
   /**
    * Draw `markdown`. With `buttons` (the answer is complete) each code block gets its bar
-   * and the math is typeset; while it streams neither, so redraws stay cheap.
+   * and the math is typeset; while it streams neither, so redraws stay cheap. `numbers`
+   * (an agent's complete answer): its numbers marked found or not.
    */
-  render(markdown: string, buttons: ICodeBlockHandlers | null): void {
+  render(
+    markdown: string,
+    buttons: ICodeBlockHandlers | null,
+    numbers?: readonly INumberVerdict[]
+  ): void {
     const rendered = renderMarkdown(
       this.node,
       parseMarkdown(markdown, document.baseURI),
@@ -54,6 +61,7 @@ export class AnswerView {
           this._codeBlock(code, language, fenced, buttons)
       }
     );
+    markNumbers(this.node, numbers);
     const typesetter = this._services.latexTypesetter;
     if (buttons && typesetter) {
       for (const math of rendered.math) {

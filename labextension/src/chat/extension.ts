@@ -8,17 +8,21 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import type { INotebookSnapshot } from '../common/snapshot';
 import { cellCode } from '../contract';
+import type { MenuSource } from './inputMenu';
 import type { ChatModel } from './model';
+import { SlashCommandRegistry } from './slashCommands';
 import {
   CodeBlockAction,
   IChatConfig,
   IChatExtension,
   IChatMessage,
   IChatMode,
+  IChatRequest,
   ICodeBlockOffer,
   ICodeBlockOrigin,
   IMessagePart,
   IModelInfo,
+  ISlashCommand,
   MessagePartFactory
 } from './tokens';
 
@@ -66,10 +70,28 @@ export class ChatExtension implements IChatExtension {
     return this._options.config();
   }
 
-  /** Show the chat and send `text`; rejects while it is busy. */
+  /** Show the chat and send `text`; rejects while it is busy (about the notebook now: not queued). */
   async ask(text: string): Promise<void> {
     this._options.show();
-    if (!(await this._options.model.send(text))) {
+    const model = this._options.model;
+    if (model.state === 'streaming' || !(await model.send(text))) {
+      throw new Error('the chat is busy with another reply');
+    }
+  }
+
+  /** Show the chat and send `text` with `fields` in its body (as an agent turn when `agent`). */
+  async send(
+    text: string,
+    fields: Partial<IChatRequest>,
+    agent?: boolean
+  ): Promise<void> {
+    this._options.show();
+    const model = this._options.model;
+    // Never queued: a queued message keeps only its text, and these fields must go with it.
+    const sent =
+      model.state !== 'streaming' &&
+      (await model.send(text, [], undefined, [], { fields, agent }));
+    if (!sent) {
       throw new Error('the chat is busy with another reply');
     }
   }
@@ -98,6 +120,17 @@ export class ChatExtension implements IChatExtension {
   addCodeAction(action: CodeBlockAction): void {
     this._actions.push(action);
     this._changed.emit();
+  }
+
+  /** The slash commands of the chat input (the built-ins and what plugins added). */
+  readonly slashCommands = new SlashCommandRegistry();
+
+  /** What `@` lists in the chat input (set by the plugin; none: nothing). */
+  mentionSource: MenuSource | null = null;
+
+  /** Add a slash command to the chat input. */
+  addSlashCommand(command: ISlashCommand): void {
+    this.slashCommands.add(command);
   }
 
   /** The parts the plugins draw in `message`. */

@@ -11,12 +11,14 @@ import { codeBlockKey } from '../contract';
 import { CodeActions } from './actions';
 import { usageText } from '../common/usage';
 import { AnswerView } from './answer';
+import { attachmentChips } from './attachments';
 import {
   ICodeBlockHandlers,
   REVIEW_HOLD,
   UNCHECKED_PROBLEM
 } from './codeBlocks';
 import { element } from '../common/dom';
+import { mentionList } from './mentionChips';
 import {
   author,
   FROM_FILE,
@@ -74,10 +76,17 @@ export class MessageView {
     this._footer = element('div', 'jp-Chapyter-chatMessageFooter');
     this._parts = _panel.messageParts?.(message) ?? [];
     this.node.append(this._header);
+    if (message.mentions?.length) {
+      this.node.appendChild(mentionList(message.mentions));
+    }
     for (const part of this._parts) {
       this.node.appendChild(part.node);
     }
     this.node.append(this._body);
+    const files = attachmentChips(message.attachments);
+    if (files) {
+      this.node.append(files);
+    }
     for (const part of this._parts) {
       // A step waiting for approval comes after the text: streaming never hides it.
       if (part.pending) {
@@ -161,7 +170,11 @@ export class MessageView {
     if (!this._answer) {
       this._body.textContent = content;
     } else if (content !== this._drawnContent || key !== this._drawnKey) {
-      this._answer.render(content, streaming ? null : this._buttons(note));
+      this._answer.render(
+        content,
+        streaming ? null : this._buttons(note),
+        streaming ? undefined : message.numbers
+      );
     }
     this._drawnContent = content;
     this._drawnKey = key;

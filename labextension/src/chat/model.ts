@@ -10,8 +10,17 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import type { INotebookSnapshot } from '../common/snapshot';
 import { ChatEvent } from '../common/events';
+import {
+  attachmentNotes,
+  attachmentsField,
+  IAttachment,
+  PendingAttachments
+} from './attachmentRules';
+import { FollowUpQueue, IQueuedMessage } from './followUpQueue';
 import { ChatHistoryModel } from './historyModel';
+import { mentionsField } from './mentions';
 import { ModelChoice } from './modelChoice';
+import type { IChatModelOptions, MentionDetails } from './modelOptions';
 import {
   applyEvent,
   beginReply,
@@ -23,38 +32,17 @@ import {
   CHAT_OFF,
   IChatClient,
   IChatContext,
+  IChatMention,
   IChatMessage,
   IChatRequest,
   IChatTurnHook,
   IModelInfo,
-  INotebookIdentity,
   MessageStatus
 } from './tokens';
 
 export type { ChatState } from './thread';
 export { errorMessage, messageFromServer } from './thread';
-
-/** Options of {@link ChatModel}. */
-export interface IChatModelOptions {
-  /** The server. */
-  client: IChatClient;
-  /**
-   * Collects what the notebook and its kernel know, for a draft message (what it names is
-   * picked first); null sends no context.
-   */
-  context?: ((message: string) => Promise<IChatContext | null>) | null;
-  /**
-   * Takes the snapshot a message sends, without the server's preview of it (a round trip
-   * the send need not wait for); without it, the snapshot of `context` is sent.
-   */
-  snapshot?: (() => Promise<INotebookSnapshot | null>) | null;
-  /** Whether the context toggle starts on (and comes back on after each message). */
-  sendContext?: boolean;
-  /** How long Stop waits for the server to end the stream before cutting it, in ms. */
-  stopGraceMs?: number;
-  /** The open notebooks' metadata (their chat ids, the chats they carry); none: paths only. */
-  identity?: INotebookIdentity | null;
-}
+export type { IChatModelOptions, MentionDetails } from './modelOptions';
 
 /** The chat's state and actions; the view listens to its signals. */
 export class ChatModel extends ChatHistoryModel {
@@ -77,6 +65,25 @@ export class ChatModel extends ChatHistoryModel {
 
   /** Runs messages as agent turns while it is enabled (`agent/`); null: plain replies. */
   agent: IChatTurnHook | null = null;
+
+  /** The @-mentions that go with `text` (the input's chips, `chatInput.ts`); none: none. */
+  mentionsFor: ((text: string) => IChatMention[]) | null = null;
+
+  /** What a message's mentions send besides their names (`mentionDetails.ts`); none: names. */
+  mentionDetails: MentionDetails | null = null;
+  /** The server slash command `text` runs (`serverCommands.ts`); none: none. */
+  commandFor: ((text: string) => string | undefined) | null = null;
+
+  /** Messages sent while a reply streams, per thread (`followUpQueue.ts`). */
+  readonly followUps = new FollowUpQueue<IThread>();
+
+  /** The files attached to the message being written (`attachments.ts` draws them). */
+  readonly attachments = new PendingAttachments();
+
+  /** The current notebook's queued messages, oldest first. */
+  get queued(): readonly IQueuedMessage[] {
+    return this.followUps.items(this._current());
+  }
 
   /** Models the server offers. */
   get models(): readonly IModelInfo[] {
@@ -212,25 +219,45 @@ export class ChatModel extends ChatHistoryModel {
   }
 
   /**
-   * Ask: the message and an empty reply appear at once, tokens stream into the reply.
-   * Returns false when nothing was sent (empty text, no notebook, a reply streaming, the
-   * chat turned off on the server).
+   * Ask: the message and an empty reply appear at once, tokens stream into the reply; while
+   * one streams, it is queued (`followUpQueue.ts`). Returns false when nothing was sent or
+   * queued (empty text, no notebook, a history loading, the chat turned off on the server).
    */
-  async send(text: string): Promise<boolean> {
-    const thread = this._current();
-    if (!thread || thread.state !== 'idle' || !text.trim() || this._chatOff) {
+  async send(
+    text: string,
+    files: readonly IAttachment[] = [],
+    thread = this._current(),
+    mentioned = this.mentionsFor?.(text),
+    extra: { fields?: Partial<IChatRequest>; agent?: boolean } = {}
+  ): Promise<boolean> {
+    if (!thread || !text.trim() || this._chatOff) {
+      return false;
+    }
+    if (thread.state === 'streaming') {
+      this.followUps.add(thread, text, files, mentioned);
+      return true;
+    }
+    if (thread.state !== 'idle') {
       return false;
     }
     this._draft = '';
     const model = this._choice.selected;
     const controller = new AbortController();
+    const mentions = mentionsField(mentioned);
     const reply = beginReply(thread, text, model, controller);
+    Object.assign(thread.messages[thread.messages.length - 2], mentions, {
+      attachments: attachmentNotes(files)
+    });
     this._changed.emit();
 
     try {
       const request: IChatRequest = {
         notebook: thread.notebook,
-        message: text
+        message: text,
+        command: this.commandFor?.(text),
+        ...mentions,
+        ...attachmentsField(files),
+        ...extra.fields
       };
       if (thread.chatId) {
         request.chat_id = thread.chatId;
@@ -246,11 +273,14 @@ export class ChatModel extends ChatHistoryModel {
       if (context) {
         request.context = context;
       }
+      if (request.mentions && this.mentionDetails) {
+        request.mentions = await this.mentionDetails(request.mentions, context);
+      }
       if (controller.signal.aborted) {
         this._setStatus(thread, reply, 'stopped');
         return true;
       }
-      const agent = this.agent?.enabled ? this.agent : null;
+      const agent = (extra.agent ?? this.agent?.enabled) ? this.agent : null;
       const events = agent
         ? await agent.open(request, reply, controller.signal, () =>
             this._emitMessage(thread, reply)
@@ -284,6 +314,12 @@ export class ChatModel extends ChatHistoryModel {
       endReply(thread, controller);
       if (thread.notebook === this._notebook) {
         this._changed.emit();
+      }
+      // A reply completed in the notebook shown (its context is at hand): the next queued goes.
+      const shown = !thread.moved && thread.notebook === this._notebook;
+      const next = shown && this.followUps.next(thread, reply.status);
+      if (next && !this._disposed) {
+        void this.send(next.text, next.attachments, thread, next.mentions);
       }
       if (thread.moved) {
         thread.moved = false;

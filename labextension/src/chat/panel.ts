@@ -17,6 +17,7 @@ import { CodeActions } from './actions';
 import { ContextChip } from './contextChip';
 import { holdFocus } from './focus';
 import { drawEmpty, REVIEW_NOTE } from './emptyState';
+import { ChatInput } from './chatInput';
 import { ChatExtension } from './extension';
 import { MessageView } from './messageView';
 import { ChatModel } from './model';
@@ -192,7 +193,8 @@ export class ChatPanel extends Widget {
     );
 
     const footer = element('div', 'jp-Chapyter-chatFooter');
-    footer.append(this._error, this._chip.node, inputRow, hint);
+    const extras = new ChatInput(this._input, this.model, this.extension).node;
+    footer.append(this._error, this._chip.node, extras, inputRow, hint);
     this._inputRow = inputRow;
     // What the server uses instead of a user's setting, and what it turned off.
     this._serverNotices = new ServerNotices(this.model);
@@ -305,12 +307,13 @@ export class ChatPanel extends Widget {
 
   private _sendInput(): void {
     const text = this._input.value;
-    if (!text.trim() || !this.model.notebook || this.model.state !== 'idle') {
+    const { notebook, state } = this.model;
+    if (!text.trim() || !notebook || state === 'loading') {
       return;
     }
     this._input.value = '';
     this._atBottom = true;
-    void this.model.send(text);
+    void this.model.send(text, this.model.attachments.take());
     this._updateInput();
   }
 
@@ -459,11 +462,10 @@ export class ChatPanel extends Widget {
         ? 'Open a notebook to chat about it'
         : (this._activeMode?.placeholder ?? 'Ask about this notebook');
     this._modeControls?.update(!!model.notebook);
-    this._send.hidden = streaming;
     this._send.disabled =
       !model.notebook ||
       model.chatOff ||
-      model.state !== 'idle' ||
+      model.state === 'loading' ||
       !this._input.value.trim();
     this._stop.hidden = !streaming;
     this._stop.disabled = model.stopping;

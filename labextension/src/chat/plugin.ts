@@ -21,6 +21,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { NotebookContextCollector } from '../common/notebookSnapshot';
 import { CodeActions } from './actions';
+import { setUpChatInput } from './chatInput';
 import { ChatClient } from './client';
 import { downloadMarkdown, exportNextToNotebook } from './exportChat';
 import { chatIcon } from './icons';
@@ -35,6 +36,8 @@ import {
   IChatSettings
 } from './tokens';
 import { ChatPanel } from './panel';
+import { ComposerExtras } from './composer';
+import { addServerCommands } from './serverCommands';
 import { hintWhenFirstShown, sendWarmUpHint } from './warmUp';
 
 /** How long the chip waits for the notebook to settle before reading it again, in ms. */
@@ -87,6 +90,14 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
       snapshot: () => collector.snapshot(),
       show: () => app.shell.activateById(panel.id)
     });
+    // What `@` lists, and the built-in slash commands (/plan: the plan mode's).
+    setUpChatInput(app, tracker, model, extension, p => collector.variables(p));
+    // ...and the server's (`GET commands`), whose messages name their command.
+    void addServerCommands({
+      registry: extension.slashCommands,
+      send: text => model.send(text),
+      setCommandFor: commandFor => (model.commandFor = commandFor)
+    });
     const panel = new ChatPanel({
       model,
       rendermime,
@@ -96,6 +107,10 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
       exportChat: () => app.commands.execute(ChatCommandIDs.exportChat)
     });
     panel.id = 'jp-chapyter-chat';
+    new ComposerExtras(model, panel.node, {
+      contents: app.serviceManager.contents,
+      tracker
+    });
     panel.title.icon = chatIcon;
     panel.title.caption = 'AI Chat';
 

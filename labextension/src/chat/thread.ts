@@ -4,6 +4,9 @@
  */
 
 import { answerParts, BAD_RESPONSE, ChatEvent } from '../common/events';
+import { applyPlanEvent } from '../common/planEvents';
+import { mentionsFromServer } from './mentions';
+import { notesFromServer } from './attachmentRules';
 import { isImported } from './origin';
 import { IChatMessage, IHistoryView, MessageStatus } from './tokens';
 import { addUsage, IUsage, parseUsage } from '../common/usage';
@@ -79,6 +82,14 @@ export function messageFromServer(data: Partial<IChatMessage>): IChatMessage {
   if (message.status === 'error') {
     message.error = data.error ?? 'This reply failed.';
   }
+  const mentions = mentionsFromServer(data.mentions);
+  if (mentions) {
+    message.mentions = mentions;
+  }
+  const attachments = notesFromServer(data.attachments);
+  if (attachments) {
+    message.attachments = attachments;
+  }
   if (isImported(data)) {
     // The server's mark: it came with the notebook's file (never the file's own word).
     message.imported = true;
@@ -136,6 +147,10 @@ export function applyEvent(
     case 'step_done':
       // The agent's runner (agent/) keeps the live steps; the reply is only redrawn.
       return { do: 'redraw' };
+    case 'plan':
+    case 'plan_step':
+      applyPlanEvent(reply, event);
+      return { do: 'redraw' };
     case 'done':
       reply.content = event.text;
       if (event.steps) {
@@ -146,6 +161,9 @@ export function applyEvent(
       }
       if (event.checks) {
         reply.checks = event.checks;
+      }
+      if (event.numbers) {
+        reply.numbers = event.numbers;
       }
       if (event.messageId) {
         reply.id = event.messageId;

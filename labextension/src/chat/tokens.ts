@@ -8,13 +8,13 @@
 import { Token } from '@lumino/coreutils';
 import type { ISignal } from '@lumino/signaling';
 
-import type { ChatEvent, ICodeCheck, IStepRecord } from '../common/events';
+import type { ChatEvent, IAnswerParts } from '../common/events';
 import type {
   IChatContext,
   IContextPreview,
   INotebookSnapshot
 } from '../common/snapshot';
-import type { IUsage } from '../common/usage';
+import type { IChatExport, IExportSaved } from '../common/exportBodies';
 
 export type { IChatContext, IContextPreview };
 
@@ -111,8 +111,11 @@ export const CHAT_OFF =
 /** Where a message stands. */
 export type MessageStatus = 'complete' | 'stopped' | 'error' | 'streaming';
 
-/** One message of a chat, as the history endpoint serves it (plus local state). */
-export interface IChatMessage {
+/**
+ * One message of a chat, as the history endpoint serves it (plus local state); an answer's
+ * parts (steps, halt, usage, code-block checks, checked numbers) as `done` carries them.
+ */
+export interface IChatMessage extends IAnswerParts {
   /** Message id (a local id until the server names it). */
   id: string;
   /** Who wrote it. */
@@ -127,22 +130,55 @@ export interface IChatMessage {
   status: MessageStatus;
   /** Why it failed, one line (status "error" only). */
   error?: string;
-  /** Agent turns: the steps that ran (from the history, or the `done` event). */
-  steps?: IStepRecord[];
-  /** Agent turns: the one line saying which cap stopped the turn. */
-  halt?: string;
-  /** Answers: the tokens (and cost) it used, when the endpoint reported them. */
-  usage?: IUsage;
-  /**
-   * The server's verdicts on the answer's code blocks: a block with a verdict that did not
-   * pass is not offered to run. Absent (older answers): no verdicts.
-   */
-  checks?: ICodeCheck[];
   /**
    * Came with the notebook's file (`metadata.chapyter.chat`), as the server marked it when
    * it took the chat: shown read-only, the cells and approvals its steps name never used.
    */
   imported?: boolean;
+  /** User messages: what the user @-mentioned (shown as chips; absent: none). */
+  mentions?: IChatMention[];
+  /** User messages: the files that went with it, without their data (absent: none). */
+  attachments?: IAttachmentNote[];
+}
+
+/** What an @-mention names; sent with its message (`mentions`) and kept with it. */
+export interface IChatMention {
+  /** A kernel variable, a notebook cell, or a file under the server root. */
+  kind: 'variable' | 'cell' | 'file';
+  /** The variable's name (kind "variable"). */
+  name?: string;
+  /** The cell's id (kind "cell"). */
+  cellId?: string;
+  /** The file's contents path (kind "file"). */
+  path?: string;
+  /** What its chip says, e.g. "df", "cell [4]", "data/sales.csv". */
+  label: string;
+}
+
+/** A command typed as `/name args` in the chat input; see `chat/slashCommands.ts`. */
+export interface ISlashCommand {
+  /** Its name, without the slash: `[a-z][a-z0-9-]*`. */
+  name: string;
+  /** One line listed beside it when `/` is typed. */
+  description: string;
+  /** What follows the name, as listed (e.g. "NAME"); none: it takes nothing. */
+  args?: string;
+  /** Completions of its argument (e.g. model names) for what is typed so far. */
+  complete?(args: string): string[];
+  /** Run it with what followed its name; a one line to show the user, or nothing. */
+  run(args: string): Promise<string | void> | string | void;
+}
+
+/** What a stored message keeps of a file that went with it (no data): name, MIME type, bytes. */
+export interface IAttachmentNote {
+  name: string;
+  type: string;
+  size: number;
+}
+
+/** A file as `POST chat` and `POST agent` take it (`chat/attachmentRules.ts`): data in base64. */
+export interface IAttachment extends IAttachmentNote {
+  data: string;
 }
 
 /** The body of `GET chapyter-ext/history` (and of the other history calls). */
@@ -163,33 +199,7 @@ export interface IHistoryView {
   usage?: unknown;
 }
 
-/** The body of `GET chapyter-ext/history/export`: one chat as Markdown. */
-export interface IChatExport {
-  /** The file name it is saved under, e.g. `analysis.chat.md`. */
-  filename: string;
-  /** The exported chat's id. */
-  chat_id: string;
-  /** The chat as a Markdown document (redacted by the server). */
-  markdown: string;
-}
-
-/** The body of `POST chapyter-ext/history/export`: the chat written next to its notebook. */
-export interface IExportSaved {
-  /** The file's path for the contents API, e.g. `work/analysis.chat.md`. */
-  path: string;
-  /** Whether it was written (false: a file is there and the request did not name it). */
-  written: boolean;
-  /** Whether a file was there already. */
-  exists: boolean;
-  /** The size in bytes of the file that was there. */
-  size?: number;
-  /** When the file that was there last changed (ISO 8601). */
-  modified?: string;
-  /** The file's name. */
-  filename: string;
-  /** The exported chat's id. */
-  chat_id: string;
-}
+export type { IChatExport, IExportSaved };
 
 /** What an open notebook's metadata says of its chat (`contract/notebookChat.ts`). */
 export interface INotebookChatMetadata {
@@ -226,6 +236,16 @@ export interface IChatRequest {
   notebook_id?: string;
   /** Agent turns: the approval policy ("ask", "risky", "never"; the server's default when absent). */
   policy?: string;
+  /** A server slash command applied to the message (`GET commands`). */
+  command?: string;
+  /** What the user @-mentioned (only when there is something: `mentionsField`). */
+  mentions?: IChatMention[];
+  /** Files dropped, pasted or picked (only when there are some: `attachmentsField`). */
+  attachments?: IAttachment[];
+  /** Answer with a plan's numbered steps only (`/plan`; nothing runs). */
+  plan?: boolean;
+  /** Agent turns: the plan to follow, as the user edited it (Run plan). */
+  plan_steps?: string[];
 }
 
 /**
@@ -438,6 +458,17 @@ export interface IChatExtension {
   addMessagePart(factory: MessagePartFactory): void;
   /** Offer an action under the code blocks of answers (Apply to cell N). */
   addCodeAction(action: CodeBlockAction): void;
+  /** Add a slash command to the chat input (a later one of the same name replaces it). */
+  addSlashCommand(command: ISlashCommand): void;
+  /**
+   * Show the chat and send `text` with `fields` added to its body, as an agent turn when
+   * `agent` (a plain reply when false; the mode decides when absent); rejects while busy.
+   */
+  send(
+    text: string,
+    fields: Partial<IChatRequest>,
+    agent?: boolean
+  ): Promise<void>;
 }
 
 /** The token of {@link IChatExtension}. */

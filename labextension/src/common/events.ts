@@ -5,6 +5,15 @@
  * Both are tested against `tests/vectors/contract.json` (`events`), documented in `docs/protocol.md`.
  */
 
+import { INumberVerdict, numberVerdicts } from './numberVerdicts';
+import {
+  IPlanEvent,
+  IPlanStep,
+  IPlanStepEvent,
+  planEvent,
+  planSteps,
+  planStepEvent
+} from './planEvents';
 import { IServerSentEvent, readEvents } from './sse';
 import {
   IStepDoneEvent,
@@ -22,7 +31,14 @@ export type {
   IStepRecord,
   StepOp
 } from './stepEvents';
+export type { INumberSource, INumberVerdict } from './numberVerdicts';
 export { stepRecords } from './stepEvents';
+export type {
+  IPlanEvent,
+  IPlanStep,
+  IPlanStepEvent,
+  PlanStatus
+} from './planEvents';
 
 /** The reply began: the ids needed to stop it and to continue the chat. */
 export interface IStartEvent {
@@ -68,6 +84,10 @@ export interface IAnswerParts {
   usage?: IUsage;
   /** The server's verdicts on the answer's code blocks (absent: it has none). */
   checks?: ICodeCheck[];
+  /** Agent answers: each number, found or not in what the turn saw (absent: none). */
+  numbers?: INumberVerdict[];
+  /** A plan's steps: a `/plan` answer's, or the plan an agent turn followed (absent: none). */
+  plan?: IPlanStep[];
 }
 
 /** The reply ended (with what the answer carries besides its text). */
@@ -113,7 +133,9 @@ export type ChatEvent =
   | IDoneEvent
   | IErrorEvent
   | IStepEvent
-  | IStepDoneEvent;
+  | IStepDoneEvent
+  | IPlanEvent
+  | IPlanStepEvent;
 
 /** The event types read here: the contract's (`tests/vectors/contract.json`, `events`). */
 export const EVENT_NAMES: readonly string[] = [
@@ -123,7 +145,9 @@ export const EVENT_NAMES: readonly string[] = [
   'done',
   'error',
   'step',
-  'step_done'
+  'step_done',
+  'plan',
+  'plan_step'
 ];
 
 /** The kind of an error event made here, when the stream itself is unreadable. */
@@ -171,6 +195,13 @@ export function answerParts(d: { [key: string]: unknown }): IAnswerParts {
   }
   if (Array.isArray(d.checks)) {
     parts.checks = codeChecks(d.checks);
+  }
+  const plan = planSteps(d.plan);
+  if (plan.length) {
+    parts.plan = plan;
+  }
+  if (Array.isArray(d.numbers)) {
+    parts.numbers = numberVerdicts(d.numbers);
   }
   return parts;
 }
@@ -224,6 +255,10 @@ export function decodeEvent(event: IServerSentEvent): ChatEvent | null {
       return stepEvent(d) ?? badResponse('a "step" event');
     case 'step_done':
       return stepDoneEvent(d) ?? badResponse('a "step_done" event');
+    case 'plan':
+      return planEvent(d) ?? badResponse('a "plan" event');
+    case 'plan_step':
+      return planStepEvent(d) ?? badResponse('a "plan_step" event');
     case 'notice':
       return { type: 'notice', message: str(d.message) };
     case 'token':
