@@ -26,6 +26,7 @@ ENDPOINTS = [
     ("GET", "chapyter-ext/config", None),
     ("POST", "chapyter-ext/context", {"snapshot": {"path": "a.ipynb"}}),
     ("GET", "chapyter-ext/models", None),
+    ("GET", "chapyter-ext/commands", None),
     ("POST", "chapyter-ext/chat", {"notebook": "a.ipynb", "message": "hi"}),
     ("POST", "chapyter-ext/chat/stop", {"message_id": "x"}),
     ("POST", "chapyter-ext/agent", {"notebook": "a.ipynb", "message": "hi"}),
