@@ -1,5 +1,6 @@
 """The ``chapyter-ext`` command: ``check`` for git workflows, ``regenerate`` for batch runs,
-``agent`` for a headless agent turn, ``serve-local`` to run the bundled local model by hand."""
+``agent`` for a headless agent turn, ``serve-local`` to run the bundled local model by hand,
+``mcp`` to relay a stdio MCP client to a running Jupyter server."""
 
 from __future__ import annotations
 
@@ -171,6 +172,24 @@ def _serve_local(args: argparse.Namespace) -> int:
     return 0 if code in (0, None) else 1
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    import os
+
+    from .outside.stdio import ENV_TOKEN, ENV_URL, RelayConfig, RelayError, endpoint_url, serve
+
+    url = args.url or os.environ.get(ENV_URL, "")
+    try:
+        if not url:
+            raise RelayError(f"no server URL: pass --url or set {ENV_URL}")
+        serve(RelayConfig(endpoint_url(url), os.environ.get(ENV_TOKEN, ""), args.name))
+    except RelayError as err:
+        print(f"chapyter-ext mcp: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the docs and the tests)."""
     parser = argparse.ArgumentParser(
@@ -306,6 +325,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", metavar="GGUF", default=None, help="another GGUF file to serve"
     )
     serve_local.set_defaults(run=_serve_local)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="a stdio MCP server relaying to a running Jupyter server's chapyter-ext/mcp",
+        description="For MCP clients that speak only stdio: serve MCP on stdin/stdout and relay "
+        "every tool listing and call to the chapyter-ext/mcp endpoint of a running Jupyter "
+        "server, which asks the user in JupyterLab as for any outside agent. The token is read "
+        "from CHAPYTER_MCP_TOKEN only (an outside-agent token from the AI Chat, or the Jupyter "
+        "server's token), never from the command line. Exits 1 with one line on stderr when "
+        "the server does not answer, refuses the token or has the endpoint switched off. "
+        "See docs/outside-agents.md.",
+    )
+    mcp.add_argument(
+        "--url",
+        default=None,
+        help="the Jupyter server's URL with its base_url, e.g. http://127.0.0.1:8888/ "
+        "(default: CHAPYTER_MCP_URL)",
+    )
+    mcp.add_argument(
+        "--name",
+        default=None,
+        help="the name JupyterLab shows for this agent in approvals (default: the client's own)",
+    )
+    mcp.set_defaults(run=_mcp)
     return parser
 
 

@@ -264,6 +264,13 @@ class Chapyter(Configurable):
         "no MCP tool is offered, whatever ChapyterExtApp.mcp_servers and chapyter_ext_mcp.json "
         "say.",
     ).tag(lock="off")
+    mcp_server = Bool(True, config=True, help=MORE_HELP["mcp_server"]).tag(lock="off")
+    outside_timeout = Float(
+        120.0,
+        config=True,
+        help="Outside agents (MCP clients, docs/outside-agents.md): seconds a tool call waits "
+        "for JupyterLab (the user's approval included) before it is refused (5 to 3600).",
+    ).tag(bounds=(5, 3600), unit="seconds", lock="lower")
     inline_completion = Bool(
         True,
         config=True,

@@ -38,6 +38,12 @@ _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 
 #: Help of settings declared in ``Chapyter``, which has no lines to spare.
 MORE_HELP = {
+    "mcp_server": "Server setting: the MCP server for outside agents (Claude Code, Codex, VS "
+    "Code, any MCP client) on or off, at chapyter-ext/mcp under the server's base URL. Its "
+    "tool calls are carried out by the JupyterLab page that has the notebook open, under "
+    "agent_policy, with trials, undo and agent_max_steps per session; a client needs an "
+    "outside-agent token made in the chat panel (or the server's own token). False: the "
+    "endpoint answers 403 'disabled' and nothing runs.",
     "local_review": "With the bundled local model, review first (messages name it 'Local "
     "review'): %%ai inserts its code below without running it, its progress line saying it "
     "waits for your review (%%ai --run still runs it); the chat offers Insert below instead "

@@ -18,6 +18,27 @@ from chapyter_ext.testing.openai_server import FakeOpenAIServer
 from tests.kernel_harness import Kernel
 
 
+def _resolve_lazy_imports() -> None:
+    """Import, once and in this thread, what servers under test import later from threads of
+    their own: anyio's lazily imported names (anyio reads its own source with ``ast`` to find
+    them, and pytest rewrites the asserts of every module of a plugin's distribution, anyio's
+    included), and the MCP SDK that pulls them in. CPython 3.11 converts ASTs with one recursion
+    counter shared by all threads (python/cpython#106905): two threads doing so at once make one
+    of them raise a spurious ``SystemError``."""
+    import warnings
+
+    import anyio
+    import mcp  # noqa: F401
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in dir(anyio):
+            getattr(anyio, name, None)
+
+
+_resolve_lazy_imports()
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAIServer]:
     """A started loopback OpenAI-compatible server (``.base_url``, ``.script()``, ``.requests``)."""

@@ -47,8 +47,10 @@ CHAPYTER = {
     "max_retries": (2, 5),
     "max_tokens": (1024, 4096),
     "mcp": (False, True),
+    "mcp_server": (False, True),
     "model": ("class-model", "my-model"),
     "prices": ({"class-model": {"input": 0.15, "output": 0.6}}, {}),
+    "outside_timeout": (60.0, 600.0),
     "project_rules": (False, True),
     "prompt_style": ("small", "full"),
     "rules_chars": (1000, 4000),
@@ -103,6 +105,8 @@ STRICTER = {
     "agent": (True, False),
     "inline_completion": (True, False),
     "mcp": (True, False),
+    "mcp_server": (True, False),
+    "outside_timeout": (120.0, 30.0),
     "trials": (False, True),
 }
 

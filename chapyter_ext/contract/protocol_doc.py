@@ -78,7 +78,24 @@ def protocol_markdown(vectors: dict[str, Any]) -> str:
                 "",
             ]
     lines += _request_lines(vectors["requests"])
+    if "outside" in vectors:
+        lines += _outside_lines(vectors["outside"])
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _outside_lines(outside: dict[str, Any]) -> list[str]:
+    """Outside agents' relay: its events and the page's answers."""
+    lines = ["## Outside agents: the relay to the page", "", outside["about"], ""]
+    for entry in outside["types"]:
+        lines += [f"### event {entry['event']}", "", entry["meaning"], ""]
+        lines += ["| Field | Type | Presence | Meaning |", "| --- | --- | --- | --- |"]
+        lines += _field_rows(entry["fields"], entry["streams"])
+        for example in entry["examples"]:
+            data = json.dumps(example["data"], ensure_ascii=False)
+            lines += ["", "Example:", "", "```text", f"event: {entry['event']}", f"data: {data}"]
+            lines += ["```"]
+        lines.append("")
+    return lines + _request_lines({**outside, "about": ""})[4:]
 
 
 def _anchor(route: str) -> str:

@@ -11,6 +11,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, default, validate
 
+from .._version import __version__
 from ..admin import SERVER, fall_back
 from ..agent.service import AgentService
 from ..agent.tools.mcp import McpToolSource
@@ -25,6 +26,7 @@ from ..history.store import ChatHistoryStore
 from ..llm import aclose_clients
 from ..mcp import McpServers
 from ..mcp.config import CALL_TIMEOUT, START_TIMEOUT
+from ..outside import OutsideService
 from ..redact import Redactor
 from ..redact.logs import install_log_redaction
 from .complete_handlers import completion_handlers
@@ -34,6 +36,7 @@ from .history_handlers import history_handlers
 from .kernel_access import KernelAccess, server_url
 from .model_proxy import proxy_handlers
 from .nodelay import kernel_websockets_without_nagle
+from .outside_handlers import outside_handlers
 from .overrides import hold_app_locks, mcp_files, model_registry
 from .warm import warm_handlers
 
@@ -285,6 +288,8 @@ class ChapyterExtApp(ExtensionApp):
         # Agent turns run on the chat's slots; the caps and policy come from c.Chapyter.
         agent = AgentService(chat, shared, tool_source=McpToolSource(mcp) if mcp else None)
         self.registry, self.history, self.chat, self.agent = registry, history, chat, agent
+        # Outside agents (MCP clients): the SDK's server starts on the first request.
+        self.outside = OutsideService(shared, redactor, version=__version__, log=self.log)
         # The kernels this server starts call models through it, never with the key.
         self.kernel_access = KernelAccess(
             getattr(self.serverapp, "kernel_manager", None),
@@ -329,6 +334,7 @@ class ChapyterExtApp(ExtensionApp):
         self.handlers.extend(completion_handlers())
         self.handlers.extend(proxy_handlers())
         self.handlers.extend(warm_handlers())
+        self.handlers.extend(outside_handlers())
 
     async def count_kernel_usage(self, kernel_id: str | None, model: str, usage: Any) -> None:
         """What a kernel asked of a model through the server, counted in the usage of its
@@ -398,6 +404,9 @@ class ChapyterExtApp(ExtensionApp):
                 await pruning
         if completions is not None:
             await completions.close()
+        outside: OutsideService | None = getattr(self, "outside", None)
+        if outside is not None:
+            await outside.close()
         if agent is not None:
             await agent.close()
             if agent.tool_source is not None:

@@ -21,6 +21,8 @@ OFF = {
     "inline_completion": "Inline completion is turned off on this server "
     "(Chapyter.inline_completion).",
     "mcp": "MCP tools are turned off on this server (Chapyter.mcp).",
+    "mcp_server": "The MCP server for outside agents is turned off on this server "
+    "(Chapyter.mcp_server).",
 }
 
 #: What each feature runs in.
@@ -36,13 +38,21 @@ class Features:
     agent: bool = True
     inline_completion: bool = True
     mcp: bool = True
+    #: The MCP server for outside agents (``Chapyter.mcp_server``), on its own.
+    mcp_server: bool = True
 
     @classmethod
     def from_settings(cls, settings: Chapyter) -> Features:
         """The features ``settings`` turn on (after the administrator's locks)."""
         chat = bool(settings.chat)
         agent = chat and bool(settings.agent)
-        return cls(chat, agent, bool(settings.inline_completion), agent and bool(settings.mcp))
+        return cls(
+            chat,
+            agent,
+            bool(settings.inline_completion),
+            agent and bool(settings.mcp),
+            bool(settings.mcp_server),
+        )
 
     def require(self, name: str) -> None:
         """Raise :class:`ChatError` ``disabled`` (403) if feature ``name`` is off, naming the

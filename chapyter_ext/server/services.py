@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..endpoints import ModelRegistry
     from ..history import HistoryWorker
     from ..history.contents_events import ContentsBridge
+    from ..outside import OutsideService
     from .features import Features
 
 __all__ = ["Services"]
@@ -27,6 +28,8 @@ class Services(Protocol):
     agent: AgentService
     completions: CompletionService
     contents: ContentsBridge
+    #: Outside agents: the MCP server, its relay to the pages, the tokens.
+    outside: OutsideService
     #: The features on (``Chapyter.chat``, ``agent``, ``inline_completion``, ``mcp``).
     features: Features
     #: One line per setting a lock or a value that could not be used replaced.

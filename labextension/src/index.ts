@@ -20,6 +20,8 @@ import completePlugins from './complete/plugin';
 import fixPlugins from './fix/plugin';
 import { PairDecorator } from './notebook/decorations';
 import notebookPlugins from './notebook/plugin';
+import outsidePlugins from './outside/plugin';
+import outsideTokensPlugins from './outside/tokensPlugin';
 import planPlugins from './plan/plugin';
 import savedSecretsPlugins from './savedSecrets/plugin';
 import { findGeneratedIndex, findPromptIndex, isPromptCell } from './contract';
@@ -172,5 +174,7 @@ export default [
   ...planPlugins,
   ...fixPlugins,
   ...completePlugins,
-  ...savedSecretsPlugins
+  ...outsidePlugins,
+  ...savedSecretsPlugins,
+  ...outsideTokensPlugins
 ];

@@ -174,6 +174,7 @@ class TestChatOff:
             "agent": False,
             "inline_completion": True,
             "mcp": False,
+            "mcp_server": True,  # a setting of its own (outside agents)
         }
         assert config["notices"] == []  # nobody's setting was overridden: the admin's default
         line = "The AI Chat is turned off on this server (Chapyter.chat)."

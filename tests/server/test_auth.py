@@ -12,6 +12,7 @@ from chapyter_ext.server.complete_handlers import completion_handlers
 from chapyter_ext.server.handlers import handlers
 from chapyter_ext.server.history_handlers import history_handlers
 from chapyter_ext.server.model_proxy import proxy_handlers
+from chapyter_ext.server.outside_handlers import outside_handlers
 from chapyter_ext.server.warm import warm_handlers
 
 ROUTES = [
@@ -20,6 +21,8 @@ ROUTES = [
     *completion_handlers(),
     *proxy_handlers(),
     *warm_handlers(),
+    # The MCP endpoint takes a bearer token, not Jupyter's: tests/server/test_outside.py.
+    *(route for route in outside_handlers() if route[0] != "chapyter-ext/mcp"),
 ]
 
 ENDPOINTS = [
@@ -63,6 +66,14 @@ ENDPOINTS = [
     ("GET", "chapyter-ext/v1/models", None),
     ("POST", "chapyter-ext/v1/warm", {}),
     ("POST", "chapyter-ext/warm", {}),
+    ("GET", "chapyter-ext/outside/events?page=p", None),
+    ("POST", "chapyter-ext/outside/notebooks", {"page": "p", "notebooks": []}),
+    ("POST", "chapyter-ext/outside/result", {"call_id": "c", "status": "ok"}),
+    ("POST", "chapyter-ext/outside/trial", {"call_id": "c", "report": {"status": "ran"}}),
+    ("POST", "chapyter-ext/outside/stop", {}),
+    ("GET", "chapyter-ext/outside/tokens", None),
+    ("POST", "chapyter-ext/outside/tokens", {"name": "x"}),
+    ("DELETE", "chapyter-ext/outside/tokens/0123abcd", None),
 ]
 
 
@@ -126,7 +137,13 @@ async def test_config_lists_models_without_secrets(jp_fetch, fake, secrets):
         },
         "save_chat_in_notebook": False,
         "inline_completion": True,
-        "features": {"chat": True, "agent": True, "inline_completion": True, "mcp": True},
+        "features": {
+            "chat": True,
+            "agent": True,
+            "inline_completion": True,
+            "mcp": True,
+            "mcp_server": True,
+        },
         "notices": [],
     }
     assert [t["name"] for t in data["agent"]["tools"]] == [

@@ -18,6 +18,7 @@ const FEATURES = [
   'fix',
   'complete',
   'notebook',
+  'outside',
   'savedSecrets'
 ];
 

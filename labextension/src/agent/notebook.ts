@@ -11,6 +11,7 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
 import { cellNameIn } from '../cellNames';
+import { outputImages, outputText, wireOutput } from '../common/cellOutputs';
 import { readJSON, silentExecute } from '../common/kernelRead';
 import { armGuard, kernelTrial, TrialOutcome } from '../common/kernelTrial';
 import { agentCellMetadata, cellCode, METADATA_KEY } from '../contract';
@@ -24,28 +25,8 @@ const INSTALL_FIGURES =
 const TAKE_FIGURES =
   "__import__('chapyter_ext.context.figures', fromlist=['take']).take()";
 
-/** PNGs sent back per step, and their total size (base64 characters). */
-const MAX_IMAGES = 4;
-const MAX_IMAGE_CHARS = 4_000_000;
-
 /** Outputs sent back per step (the server takes at most 200). */
 const MAX_OUTPUTS = 200;
-
-/** An output as the server validates it: every MIME value text or an object (JSON). */
-function wireOutput(output: { [key: string]: any }): { [key: string]: any } {
-  if (!output.data || typeof output.data !== 'object') {
-    return output;
-  }
-  const data: { [mime: string]: unknown } = {};
-  for (const [mime, value] of Object.entries(output.data)) {
-    const ok =
-      typeof value === 'string' ||
-      (Array.isArray(value) && value.every(v => typeof v === 'string')) ||
-      (!!value && typeof value === 'object' && !Array.isArray(value));
-    data[mime] = ok ? value : JSON.stringify(value);
-  }
-  return { ...output, data };
-}
 
 /** Characters of a read cell's text sent back (the server trims to its budget again). */
 const MAX_READ_CHARS = 20_000;
@@ -70,27 +51,6 @@ async function takeFigures(
   return Array.isArray(data)
     ? data.filter(d => d && typeof d === 'object')
     : [];
-}
-
-function text(value: unknown): string {
-  return Array.isArray(value) ? value.join('') : String(value ?? '');
-}
-
-/** An nbformat output as text for the model (stream, text/plain, the error's name and value). */
-function outputText(output: { [key: string]: any }): string {
-  switch (output.output_type) {
-    case 'stream':
-      return text(output.text);
-    case 'error':
-      return `${output.ename}: ${output.evalue}`;
-    default: {
-      const data = output.data ?? {};
-      if ('text/plain' in data) {
-        return text(data['text/plain']);
-      }
-      return `[${Object.keys(data).join(', ')}]`;
-    }
-  }
 }
 
 /** The agent's view of one open notebook. */
@@ -159,18 +119,7 @@ export class NotebookDriver implements INotebookDriver {
     if (model.executionCount === null && !outputs.length) {
       return { ran: false, reason: 'The kernel did not run the cell.' };
     }
-    const images: string[] = [];
-    let size = 0;
-    for (const output of outputs) {
-      const png = output.data?.['image/png'];
-      if (typeof png === 'string' && images.length < MAX_IMAGES) {
-        const clean = png.replace(/\s+/g, '');
-        if (size + clean.length <= MAX_IMAGE_CHARS) {
-          images.push(clean);
-          size += clean.length;
-        }
-      }
-    }
+    const images = outputImages(outputs);
     const current = panel.sessionContext.session?.kernel;
     const figures = current ? await takeFigures(current).catch(() => []) : [];
     return {

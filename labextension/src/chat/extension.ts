@@ -13,6 +13,7 @@ import type { ChatModel } from './model';
 import { SlashCommandRegistry } from './slashCommands';
 import {
   CodeBlockAction,
+  IChatCard,
   IChatConfig,
   IChatExtension,
   IChatMessage,
@@ -121,6 +122,26 @@ export class ChatExtension implements IChatExtension {
     this._actions.push(action);
     this._changed.emit();
   }
+
+  /** Show `card` while the chat is about its notebook, and bring the chat to the front. */
+  showCard(card: IChatCard): { dispose(): void } {
+    this.cards.push(card);
+    this._options.show();
+    this._changed.emit();
+    return {
+      dispose: () => {
+        const at = this.cards.indexOf(card);
+        if (at >= 0) {
+          this.cards.splice(at, 1);
+          card.node.remove();
+          this._changed.emit();
+        }
+      }
+    };
+  }
+
+  /** The cards shown, oldest first (`chat/cards.ts` draws them). */
+  readonly cards: IChatCard[] = [];
 
   /** The slash commands of the chat input (the built-ins and what plugins added). */
   readonly slashCommands = new SlashCommandRegistry();

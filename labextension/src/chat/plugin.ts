@@ -36,6 +36,7 @@ import {
   IChatSettings
 } from './tokens';
 import { ChatPanel } from './panel';
+import { ChatCards } from './cards';
 import { ComposerExtras } from './composer';
 import { addServerCommands } from './serverCommands';
 import { hintWhenFirstShown, sendWarmUpHint } from './warmUp';
@@ -111,6 +112,7 @@ const chatPlugin: JupyterFrontEndPlugin<IChatExtension> = {
       contents: app.serviceManager.contents,
       tracker
     });
+    new ChatCards(model, extension, panel.node);
     panel.title.icon = chatIcon;
     panel.title.caption = 'AI Chat';
 

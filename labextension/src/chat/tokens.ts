@@ -437,6 +437,12 @@ export interface IChatMode extends IChatTurnHook {
   chipDetails(): string;
 }
 
+/** A card the chat shows above its input while it is about `notebook` (an outside agent's call). */
+export interface IChatCard {
+  readonly notebook: string;
+  readonly node: HTMLElement;
+}
+
 /**
  * The AI Chat as other plugins see it: what it is about, and where they plug in. The chat
  * plugin provides it; agent mode and Fix require it (or take it as optional).
@@ -458,6 +464,8 @@ export interface IChatExtension {
   addMessagePart(factory: MessagePartFactory): void;
   /** Offer an action under the code blocks of answers (Apply to cell N). */
   addCodeAction(action: CodeBlockAction): void;
+  /** Show `card` (and the chat) until the returned `dispose` is called. */
+  showCard(card: IChatCard): { dispose(): void };
   /** Add a slash command to the chat input (a later one of the same name replaces it). */
   addSlashCommand(command: ISlashCommand): void;
   /**
