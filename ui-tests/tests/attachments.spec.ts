@@ -35,7 +35,9 @@ function lastParts(request: any): any[] {
 test.describe('attachments', () => {
   ownLab({
     name: 'jupyterlab-attachments',
-    port: ownLabPort(),
+    // Its own port: Playwright may stop this server only at the end of the run, and the
+    // local-model and starter specs take ownLabPort() itself.
+    port: ownLabPort() + 3,
     model: { url: process.env.CHAPYTER_UI_LLM_URL! },
     config: {
       'jupyter_server_config.json': { Chapyter: { image_input: 'on' } }

@@ -238,7 +238,12 @@ test('keyboard: Shift+Enter makes a new line, Stop ends a slow answer, New chat 
   await expect(input).toHaveValue('first line\nsecond line');
   expect(await model.chatRequests()).toHaveLength(0);
 
-  // Controls are reachable from the keyboard: Tab goes from the input to Send.
+  // Controls are reachable from the keyboard: Tab goes from the input to Attach files, then
+  // to Send.
+  await lab.page.keyboard.press('Tab');
+  await expect(
+    panel.getByRole('button', { name: 'Attach files' })
+  ).toBeFocused();
   await lab.page.keyboard.press('Tab');
   await expect(panel.getByRole('button', { name: 'Send' })).toBeFocused();
 
